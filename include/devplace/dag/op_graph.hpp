@@ -1,0 +1,194 @@
+#pragma once
+/// \file dag/op_graph.hpp
+/// `op_graph`: an owning operator graph with profiled attributes (the `devplace.graph/1` data),
+/// and `op_graph_builder`, which validates as it builds. `op_graph` models `profiled_dag`.
+///
+/// Vertices are dense ids 0 .. n-1 in the order operators were added; each keeps the external
+/// id it was given (e.g. the `id` field of a graph file) in `op(v).id`.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "devplace/algorithm/topological_sort.hpp"
+#include "devplace/dag/csr_dag.hpp"
+#include "devplace/dag/properties.hpp"
+
+namespace devplace {
+
+/// The profiled attributes of one operator (times in ms per micro-batch, sizes in bytes).
+struct op_attributes {
+  std::int64_t id = 0;         ///< external id (the file's `id`)
+  std::string name;            ///< label
+  std::string op;              ///< operator kind label
+  double fwd_ms = 0;           ///< forward time
+  double bwd_ms = 0;           ///< backward time
+  double fwd_mem_bytes = 0;    ///< peak extra memory in forward
+  double bwd_mem_bytes = 0;    ///< peak extra memory in backward
+  double param_bytes = 0;      ///< trainable parameter bytes owned by the operator
+  double out_bytes = -1;       ///< output bytes, < 0 when unknown
+};
+
+/// The error thrown by `op_graph_builder::build` on a structurally invalid graph.
+class graph_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class op_graph {
+ public:
+  using vertex_type = csr_dag::vertex_type;
+  using edge_type = csr_dag::edge_type;
+
+  op_graph() = default;
+
+  // -- dag / bidirectional_dag
+  [[nodiscard]] std::size_t num_vertices() const noexcept { return dag_.num_vertices(); }
+  [[nodiscard]] std::size_t num_edges() const noexcept { return dag_.num_edges(); }
+  [[nodiscard]] std::span<const vertex_type> out_edges(std::size_t u) const noexcept { return dag_.out_edges(u); }
+  [[nodiscard]] std::span<const vertex_type> in_edges(std::size_t v) const noexcept { return dag_.in_edges(v); }
+
+  // -- profiled_dag
+  [[nodiscard]] double forward_ms(std::size_t v) const noexcept { return ops_[v].fwd_ms; }
+  [[nodiscard]] double backward_ms(std::size_t v) const noexcept { return ops_[v].bwd_ms; }
+  [[nodiscard]] double compute_ms(std::size_t v) const noexcept { return ops_[v].fwd_ms + ops_[v].bwd_ms; }
+  [[nodiscard]] double memory_bytes(std::size_t v) const noexcept {
+    return ops_[v].fwd_mem_bytes > ops_[v].bwd_mem_bytes ? ops_[v].fwd_mem_bytes : ops_[v].bwd_mem_bytes;
+  }
+  [[nodiscard]] double param_bytes(std::size_t v) const noexcept { return ops_[v].param_bytes; }
+  /// Bytes on edge u -> v; 0 when there is no such edge. O(log out_degree(u)).
+  [[nodiscard]] double edge_bytes(std::size_t u, std::size_t v) const noexcept {
+    const auto e = dag_.find_edge(u, v);
+    return e ? edge_bytes_[*e] : 0.0;
+  }
+
+  // -- direct access
+  [[nodiscard]] const csr_dag& structure() const noexcept { return dag_; }
+  [[nodiscard]] const op_attributes& op(std::size_t v) const noexcept { return ops_[v]; }
+  [[nodiscard]] std::span<const op_attributes> ops() const noexcept { return ops_; }
+  /// Bytes of edge `e` (ids as in `structure()`).
+  [[nodiscard]] double edge_bytes_of(edge_type e) const noexcept { return edge_bytes_[e]; }
+  [[nodiscard]] std::span<const double> edge_bytes_by_id() const noexcept { return edge_bytes_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  /// Dense vertex of an external id, or `num_vertices()` if there is none.
+  [[nodiscard]] std::size_t vertex_of_id(std::int64_t id) const {
+    const auto it = index_of_id_.find(id);
+    return it == index_of_id_.end() ? num_vertices() : it->second;
+  }
+
+ private:
+  friend class op_graph_builder;
+  csr_dag dag_;
+  std::vector<op_attributes> ops_;
+  std::vector<double> edge_bytes_;
+  std::unordered_map<std::int64_t, std::size_t> index_of_id_;
+  std::string name_;
+};
+
+/// Collects operators and edges, then validates and freezes them into an `op_graph`.
+///
+///   op_graph_builder b;
+///   auto a = b.add_op({.id = 0, .fwd_ms = 1, .bwd_ms = 2});
+///   auto c = b.add_op({.id = 1, .fwd_ms = 1, .bwd_ms = 2});
+///   b.add_edge(a, c, 4096);
+///   op_graph g = std::move(b).build();   // throws graph_error on a self-loop or a cycle
+class op_graph_builder {
+ public:
+  /// Adds an operator; returns its dense vertex id. Throws `graph_error` on a duplicate external
+  /// id or a negative / non-finite attribute.
+  std::size_t add_op(op_attributes a) {
+    check_attr(a.fwd_ms, "fwd_ms", a.id);
+    check_attr(a.bwd_ms, "bwd_ms", a.id);
+    check_attr(a.fwd_mem_bytes, "fwd_mem_bytes", a.id);
+    check_attr(a.bwd_mem_bytes, "bwd_mem_bytes", a.id);
+    check_attr(a.param_bytes, "param_bytes", a.id);
+    if (!std::isfinite(a.out_bytes)) throw graph_error("operator " + std::to_string(a.id) + ": out_bytes is not finite");
+    const std::size_t v = ops_.size();
+    if (!index_of_id_.emplace(a.id, v).second)
+      throw graph_error("duplicate operator id " + std::to_string(a.id));
+    ops_.push_back(std::move(a));
+    return v;
+  }
+  /// Adds the data dependency u -> v (dense ids) carrying `bytes`; parallel edges add their bytes.
+  void add_edge(std::size_t u, std::size_t v, double bytes) {
+    if (u >= ops_.size() || v >= ops_.size())
+      throw graph_error("edge " + std::to_string(u) + " -> " + std::to_string(v) + ": no such operator");
+    if (u == v) throw graph_error("self-loop on operator " + std::to_string(ops_[u].id));
+    if (!(bytes >= 0) || !std::isfinite(bytes))
+      throw graph_error("edge " + std::to_string(ops_[u].id) + " -> " + std::to_string(ops_[v].id) +
+                        ": bytes must be a finite number >= 0");
+    edges_.emplace_back(static_cast<csr_dag::vertex_type>(u), static_cast<csr_dag::vertex_type>(v));
+    bytes_.push_back(bytes);
+  }
+  [[nodiscard]] std::size_t num_ops() const noexcept { return ops_.size(); }
+  [[nodiscard]] std::size_t vertex_of_id(std::int64_t id) const {
+    const auto it = index_of_id_.find(id);
+    return it == index_of_id_.end() ? ops_.size() : it->second;
+  }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+  /// Validates acyclicity and returns the graph. Throws `graph_error` naming the external ids of
+  /// one cycle.
+  [[nodiscard]] op_graph build() && {
+    op_graph g;
+    std::vector<csr_dag::edge_type> merged;
+    g.dag_ = csr_dag(ops_.size(), edges_, &merged);
+    g.edge_bytes_.assign(g.dag_.num_edges(), 0.0);
+    for (std::size_t i = 0; i < merged.size(); ++i) g.edge_bytes_[merged[i]] += bytes_[i];
+    const auto topo = topological_sort(g.dag_);
+    if (!topo) {
+      std::string msg = "the graph has a cycle:";
+      for (auto v : topo.cycle) msg += " " + std::to_string(ops_[v].id) + " ->";
+      msg += " " + std::to_string(ops_[topo.cycle.front()].id);
+      throw graph_error(msg);
+    }
+    g.ops_ = std::move(ops_);
+    g.index_of_id_ = std::move(index_of_id_);
+    g.name_ = std::move(name_);
+    return g;
+  }
+
+ private:
+  static void check_attr(double x, const char* field, std::int64_t id) {
+    if (!std::isfinite(x) || x < 0)
+      throw graph_error("operator " + std::to_string(id) + ": " + field + " must be a finite number >= 0");
+  }
+  std::vector<op_attributes> ops_;
+  std::vector<std::pair<csr_dag::vertex_type, csr_dag::vertex_type>> edges_;
+  std::vector<double> bytes_;
+  std::unordered_map<std::int64_t, std::size_t> index_of_id_;
+  std::string name_;
+};
+
+/// Copies any `profiled_dag` into an `op_graph` (the concrete core of the heavy passes).
+template <profiled_dag G>
+[[nodiscard]] op_graph to_op_graph(const G& g) {
+  if constexpr (std::is_same_v<G, op_graph>) {
+    return g;
+  } else {
+    op_graph_builder b;
+    const std::size_t n = devplace::num_vertices(g);
+    for (std::size_t v = 0; v < n; ++v) {
+      op_attributes a;
+      a.id = static_cast<std::int64_t>(v);
+      a.fwd_ms = devplace::forward_ms(g, v);
+      a.bwd_ms = devplace::backward_ms(g, v);
+      a.fwd_mem_bytes = devplace::memory_bytes(g, v);
+      a.bwd_mem_bytes = a.fwd_mem_bytes;
+      a.param_bytes = devplace::param_bytes(g, v);
+      b.add_op(std::move(a));
+    }
+    for (std::size_t u = 0; u < n; ++u)
+      for (auto v : devplace::out_edges(g, u)) b.add_edge(u, static_cast<std::size_t>(v), devplace::edge_bytes(g, u, v));
+    return std::move(b).build();
+  }
+}
+
+}  // namespace devplace

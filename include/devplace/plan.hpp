@@ -1,0 +1,56 @@
+#pragma once
+/// \file plan.hpp
+/// `plan`: the result vocabulary of the whole flow, mirroring the `devplace.plan/1` document
+/// (docs/formats.md). Each step fills its own part; optional parts are absent until computed.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace devplace {
+
+/// Figures of the partitioning step (phase 1).
+struct partition_summary {
+  double objective_ms = 0;               ///< max stage time (eq. 3 with R replicas)
+  std::vector<double> stage_time_ms;     ///< per stage
+  std::vector<double> stage_memory_bytes;///< per stage, eq. 14
+  std::string method;                    ///< e.g. "dp", "topo-dp", "cluster+dp+refine"
+  bool optimal = false;                  ///< proved optimal under the partitioning cost model
+  std::string status;                    ///< devplace::status as text
+  double time_s = 0;                     ///< wall time of the step
+};
+
+/// Figures of the device-mapping step (phase 2).
+struct mapping_summary {
+  double objective_ms = 0;
+  double lower_bound_ms = 0;
+  std::string cost;                      ///< "p2p" or "allreduce"
+  std::string method;                    ///< e.g. "binary_search_backtracking", "cs", "p2p", "random"
+  bool optimal = false;
+  std::size_t nodes_explored = 0;
+  std::string status;
+  double time_s = 0;
+};
+
+/// Figures of the simulation of one training iteration.
+struct simulation_summary {
+  std::string schedule;                  ///< "gpipe" or "1f1b"
+  double iteration_ms = 0;
+  double samples_per_s = 0;
+  double bubble_fraction = 0;
+};
+
+struct plan {
+  std::string graph;                     ///< graph name
+  std::string topology;                  ///< topology name
+  std::size_t stages = 0;                ///< S
+  std::size_t replicas = 1;              ///< R
+  std::size_t micro_batches = 1;         ///< MB
+  std::vector<std::size_t> stage_of;     ///< stage of every operator, in the graph's node order
+  std::vector<std::vector<std::size_t>> device_of;  ///< S rows of R device ids (empty before mapping)
+  std::optional<partition_summary> partition;
+  std::optional<mapping_summary> mapping;
+  std::optional<simulation_summary> simulation;
+};
+
+}  // namespace devplace
