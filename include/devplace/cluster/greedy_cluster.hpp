@@ -1,0 +1,247 @@
+#pragma once
+/// \file cluster/greedy_cluster.hpp
+/// Parmesan's operator clustering (seed-parmesan.md §5, eq. 4): repeatedly merge the adjacent
+/// pair of hyper-operators (û, v̂) of minimum
+///
+///     cost(û, v̂) = c_u(û) + c_u(v̂) − α · c_m(û, v̂)
+///
+/// whose merge keeps the quotient graph acyclic (no other directed path û ⇝ v̂ of length ≥ 2)
+/// and whose union fits device memory (eq. 14), until at most K hyper-operators remain or no
+/// valid pair is left. c_u is forward + backward time, c_m(û, v̂) the transfer time of every byte
+/// on edges between û and v̂ (either direction) at a constant bandwidth.
+///
+/// Ties are broken by (cost, smaller representative, larger representative), so the result is
+/// deterministic. The result is a clustering usable through `views::quotient`.
+///
+/// Complexity: a binary heap of candidate edges with version stamps (no rescan per merge) and
+/// incrementally maintained descendant bitsets for the convexity test: each merge costs
+/// O(n · n/64) word operations for the reachability update plus O(deg log m) heap work, so the
+/// whole clustering is O(n² · n/64 + m log m) time and O(n²/8) bytes.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "devplace/algorithm/topological_sort.hpp"
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/dag/properties.hpp"
+#include "devplace/detail/bitset.hpp"
+#include "devplace/status.hpp"
+
+namespace devplace {
+
+struct greedy_cluster_options {
+  std::size_t max_clusters = 32;            ///< K: stop once at most K hyper-operators remain
+  double alpha = 1.0;                       ///< α of eq. 4 (Parmesan tries 0.01, 1, 100)
+  double bandwidth_gbps = 10.0;             ///< constant bandwidth for c_m (docs/formats.md)
+  double device_memory_bytes = std::numeric_limits<double>::infinity();  ///< DM of eq. 14
+  std::size_t micro_batches = 1;            ///< MB of eq. 14
+};
+
+struct clustering {
+  devplace::status status = status::optimal;  ///< `feasible`: K reached; `infeasible`: stopped early
+                                              ///< with more than K clusters (no valid pair left)
+  std::size_t num_clusters = 0;               ///< k
+  std::vector<std::size_t> cluster_of;        ///< cluster 0..k-1 of every vertex; clusters are
+                                              ///< numbered in a topological order of the quotient
+  std::size_t merges = 0;                     ///< merges performed
+};
+
+namespace detail {
+
+/// The non-template core over an op_graph.
+inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_options& opt) {
+  const std::size_t n = g.num_vertices();
+  clustering result;
+  if (n == 0) return result;
+  const double to_ms = 1.0 / (opt.bandwidth_gbps * 1e6);
+  const double mb = static_cast<double>(std::max<std::size_t>(opt.micro_batches, 1));
+
+  // Hyper-node state, indexed by representative id (the original vertex id of its first member).
+  std::vector<double> cu(n), mem_int(n), boundary(n, 0.0);
+  std::vector<std::vector<std::pair<std::size_t, double>>> out(n), in(n);  // neighbour, bytes
+  for (std::size_t v = 0; v < n; ++v) {
+    cu[v] = g.compute_ms(v);
+    mem_int[v] = g.memory_bytes(v);
+  }
+  const auto& s = g.structure();
+  for (std::size_t u = 0; u < n; ++u) {
+    const auto succ = s.out_edges(u);
+    for (std::size_t k = 0; k < succ.size(); ++k) {
+      const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(s.first_out_edge(u) + k));
+      out[u].emplace_back(succ[k], b);
+      in[succ[k]].emplace_back(u, b);
+      boundary[u] += b;
+      boundary[succ[k]] += b;
+    }
+  }
+  std::vector<std::size_t> parent(n);  // union-find towards the representative
+  for (std::size_t v = 0; v < n; ++v) parent[v] = v;
+  std::vector<char> alive(n, 1);
+  std::vector<std::uint32_t> version(n, 0);
+
+  // Descendants of every hyper-node (bits indexed by representative; dead bits are never read).
+  std::vector<dynamic_bitset> desc(n, dynamic_bitset(n));
+  {
+    const auto topo = topological_sort(s);
+    for (auto it = topo.order.rbegin(); it != topo.order.rend(); ++it)
+      for (auto [w, b] : out[*it]) {
+        (void)b;
+        desc[*it] |= desc[w];
+        desc[*it].set(w);
+      }
+  }
+
+  auto bytes_between = [&](std::size_t a, std::size_t b) {
+    double x = 0;
+    for (auto [w, y] : out[a]) if (w == b) x += y;
+    for (auto [w, y] : in[a]) if (w == b) x += y;
+    return x;
+  };
+  auto pair_cost = [&](std::size_t a, std::size_t b) {
+    return cu[a] + cu[b] - opt.alpha * bytes_between(a, b) * to_ms;
+  };
+  auto merged_memory = [&](std::size_t a, std::size_t b) {  // eq. 14 of the union
+    return (mem_int[a] + mem_int[b] + boundary[a] + boundary[b] - 2.0 * bytes_between(a, b)) / mb;
+  };
+  // Edge a -> b can be contracted iff no other path a ⇝ b exists: no successor c != b of a
+  // reaches b.
+  auto convex = [&](std::size_t a, std::size_t b) {
+    for (auto [c, y] : out[a]) {
+      (void)y;
+      if (c != b && desc[c].test(b)) return false;
+    }
+    return true;
+  };
+
+  struct candidate {
+    double cost;
+    std::size_t lo, hi;  // representatives, lo < hi
+    std::size_t from, to;  // edge direction from -> to
+    std::uint32_t vlo, vhi;
+    bool operator>(const candidate& o) const {
+      if (cost != o.cost) return cost > o.cost;
+      if (lo != o.lo) return lo > o.lo;
+      return hi > o.hi;
+    }
+  };
+  std::priority_queue<candidate, std::vector<candidate>, std::greater<>> heap;
+  auto push = [&](std::size_t from, std::size_t to) {
+    const std::size_t lo = std::min(from, to), hi = std::max(from, to);
+    heap.push({pair_cost(from, to), lo, hi, from, to, version[lo], version[hi]});
+  };
+  for (std::size_t u = 0; u < n; ++u)
+    for (auto [w, b] : out[u]) {
+      (void)b;
+      push(u, w);
+    }
+
+  // Pairs rejected for convexity can become valid when a vertex on the other path is absorbed
+  // into one of their ends; they are re-queued when one of their ends takes part in a merge.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> blocked(n);
+
+  auto find = [&](std::size_t v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+
+  std::size_t k = n;
+  while (k > opt.max_clusters && !heap.empty()) {
+    const candidate c = heap.top();
+    heap.pop();
+    if (!alive[c.lo] || !alive[c.hi] || version[c.lo] != c.vlo || version[c.hi] != c.vhi) continue;
+    if (merged_memory(c.from, c.to) > opt.device_memory_bytes) continue;  // only grows: drop
+    if (!convex(c.from, c.to)) {
+      blocked[c.from].emplace_back(c.from, c.to);
+      blocked[c.to].emplace_back(c.from, c.to);
+      continue;
+    }
+    // Merge the later-numbered representative into the smaller one.
+    const std::size_t keep = c.lo, gone = c.hi;
+    const double between = bytes_between(keep, gone);
+    cu[keep] += cu[gone];
+    mem_int[keep] += mem_int[gone];
+    boundary[keep] += boundary[gone] - 2.0 * between;
+    alive[gone] = 0;
+    parent[gone] = keep;
+    // Contract adjacency: the neighbours of both parts become neighbours of `keep`; parallel
+    // edges add their bytes; the edge between the two parts disappears.
+    auto combine = [&](const std::vector<std::pair<std::size_t, double>>& x,
+                       const std::vector<std::pair<std::size_t, double>>& y) {
+      std::vector<std::pair<std::size_t, double>> r;
+      for (const auto* l : {&x, &y})
+        for (auto [w, b] : *l) {
+          if (w == keep || w == gone) continue;
+          auto it = std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.first == w; });
+          if (it == r.end()) r.emplace_back(w, b); else it->second += b;
+        }
+      return r;
+    };
+    auto nout = combine(out[keep], out[gone]);
+    auto nin = combine(in[keep], in[gone]);
+    auto is_part = [&](const auto& e) { return e.first == keep || e.first == gone; };
+    for (auto [w, b] : nout) { (void)b; std::erase_if(in[w], is_part); }
+    for (auto [w, b] : nin) { (void)b; std::erase_if(out[w], is_part); }
+    for (auto [w, b] : nout) in[w].emplace_back(keep, b);
+    for (auto [w, b] : nin) out[w].emplace_back(keep, b);
+    out[keep] = std::move(nout);
+    in[keep] = std::move(nin);
+    out[gone].clear();
+    in[gone].clear();
+    // Reachability: the merged node reaches what either part reached; whoever reached either
+    // part now reaches everything the merged node reaches.
+    desc[keep] |= desc[gone];
+    desc[keep].reset(keep);
+    desc[keep].reset(gone);
+    for (std::size_t x = 0; x < n; ++x)
+      if (alive[x] && x != keep && (desc[x].test(keep) || desc[x].test(gone))) {
+        desc[x] |= desc[keep];
+        desc[x].set(keep);
+      }
+    ++version[keep];
+    --k;
+    ++result.merges;
+    for (auto [w, b] : out[keep]) { (void)b; push(keep, w); }
+    for (auto [w, b] : in[keep]) { (void)b; push(w, keep); }
+    for (std::size_t end : {keep, gone}) {
+      for (auto [a, b] : blocked[end]) {
+        const std::size_t ra = find(a), rb = find(b);
+        if (ra != rb) push(ra, rb);
+      }
+      blocked[end].clear();
+    }
+  }
+
+  // Number clusters in a topological order of the quotient.
+  std::vector<std::vector<std::size_t>> q(n);
+  for (std::size_t u = 0; u < n; ++u)
+    if (alive[u])
+      for (auto [w, b] : out[u]) { (void)b; q[u].push_back(w); }
+  const auto topo = topological_sort(q);  // dead vertices are isolated and ignored below
+  std::vector<std::size_t> number(n, n);
+  std::size_t next = 0;
+  for (auto v : topo.order)
+    if (alive[v]) number[v] = next++;
+  result.num_clusters = next;
+  result.cluster_of.resize(n);
+  for (std::size_t v = 0; v < n; ++v) result.cluster_of[v] = number[find(v)];
+  result.status = k <= opt.max_clusters ? status::feasible : status::infeasible;
+  return result;
+}
+
+}  // namespace detail
+
+/// Clusters any `profiled_dag` (copied once into an `op_graph`).
+template <profiled_dag G>
+[[nodiscard]] clustering greedy_cluster(const G& g, const greedy_cluster_options& opt = {}) {
+  if constexpr (std::is_same_v<G, op_graph>)
+    return detail::greedy_cluster_core(g, opt);
+  else
+    return detail::greedy_cluster_core(to_op_graph(g), opt);
+}
+
+}  // namespace devplace
