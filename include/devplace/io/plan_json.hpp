@@ -1,0 +1,175 @@
+#pragma once
+/// \file io/plan_json.hpp
+/// Reads and writes plans in the `devplace.plan/1` JSON format (docs/formats.md).
+///
+/// `read_plan_json(path, &g)` also checks the plan against its graph: one `stage_of` entry per
+/// operator, and no edge running from a higher stage to a lower one.
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/io/atomic_write.hpp"
+#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/error.hpp"
+#include "devplace/plan.hpp"
+
+namespace devplace::io {
+
+inline constexpr const char* plan_format = "devplace.plan/1";
+
+inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, const op_graph* g = nullptr) {
+  const detail::reader r(file);
+  r.object(doc, "");
+  r.format(doc, plan_format);
+  plan p;
+  if (const auto* x = detail::reader::optional(doc, "graph")) p.graph = r.string(*x, "/graph");
+  if (const auto* x = detail::reader::optional(doc, "topology")) p.topology = r.string(*x, "/topology");
+  p.stages = static_cast<std::size_t>(r.count(r.field(doc, "stages", ""), "/stages"));
+  p.replicas = static_cast<std::size_t>(r.count(r.field(doc, "replicas", ""), "/replicas"));
+  if (p.stages == 0) r.fail("/stages", "expected an integer >= 1");
+  if (p.replicas == 0) r.fail("/replicas", "expected an integer >= 1");
+  if (const auto* x = detail::reader::optional(doc, "micro_batches")) {
+    p.micro_batches = static_cast<std::size_t>(r.count(*x, "/micro_batches"));
+    if (p.micro_batches == 0) r.fail("/micro_batches", "expected an integer >= 1");
+  }
+  const auto& so = r.array(r.field(doc, "stage_of", ""), "/stage_of");
+  for (std::size_t k = 0; k < so.size(); ++k) {
+    const auto s = r.count(so[k], detail::child("/stage_of", k));
+    if (s >= p.stages)
+      r.fail(detail::child("/stage_of", k), "stage " + std::to_string(s) + " out of range (stages = " +
+                                                std::to_string(p.stages) + ")");
+    p.stage_of.push_back(static_cast<std::size_t>(s));
+  }
+  if (g) {
+    if (p.stage_of.size() != g->num_vertices())
+      r.fail("/stage_of", "expected " + std::to_string(g->num_vertices()) + " entries (one per operator of the graph), got " +
+                              std::to_string(p.stage_of.size()));
+    for (std::size_t u = 0; u < g->num_vertices(); ++u)
+      for (auto v : g->out_edges(u))
+        if (p.stage_of[u] > p.stage_of[v])
+          r.fail(detail::child("/stage_of", v), "edge " + std::to_string(g->op(u).id) + " -> " + std::to_string(g->op(v).id) +
+                                                    " runs from stage " + std::to_string(p.stage_of[u]) + " back to stage " +
+                                                    std::to_string(p.stage_of[v]));
+  }
+  if (const auto* dof = detail::reader::optional(doc, "device_of")) {
+    r.array(*dof, "/device_of");
+    if (dof->size() != p.stages)
+      r.fail("/device_of", "expected " + std::to_string(p.stages) + " rows (one per stage), got " + std::to_string(dof->size()));
+    std::set<std::uint64_t> used;
+    for (std::size_t s = 0; s < p.stages; ++s) {
+      const std::string rp = detail::child("/device_of", s);
+      r.array((*dof)[s], rp);
+      if ((*dof)[s].size() != p.replicas)
+        r.fail(rp, "expected " + std::to_string(p.replicas) + " device ids (one per replica), got " +
+                       std::to_string((*dof)[s].size()));
+      std::vector<std::size_t> row;
+      for (std::size_t k = 0; k < p.replicas; ++k) {
+        const auto d = r.count((*dof)[s][k], detail::child(rp, k));
+        if (!used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
+        row.push_back(static_cast<std::size_t>(d));
+      }
+      p.device_of.push_back(std::move(row));
+    }
+  }
+  auto num = [&](const nlohmann::json& o, const char* key, const std::string& base) -> double {
+    const auto* x = detail::reader::optional(o, key);
+    return x ? r.number(*x, detail::child(base, key)) : 0.0;
+  };
+  auto str = [&](const nlohmann::json& o, const char* key, const std::string& base) -> std::string {
+    const auto* x = detail::reader::optional(o, key);
+    return x ? r.string(*x, detail::child(base, key)) : std::string();
+  };
+  auto flag = [&](const nlohmann::json& o, const char* key, const std::string& base) -> bool {
+    const auto* x = detail::reader::optional(o, key);
+    return x ? r.boolean(*x, detail::child(base, key)) : false;
+  };
+  if (const auto* x = detail::reader::optional(doc, "partition")) {
+    r.object(*x, "/partition");
+    partition_summary ps;
+    ps.objective_ms = num(*x, "objective_ms", "/partition");
+    if (const auto* t = detail::reader::optional(*x, "stage_time_ms")) {
+      r.array(*t, "/partition/stage_time_ms");
+      for (std::size_t k = 0; k < t->size(); ++k) ps.stage_time_ms.push_back(r.number((*t)[k], detail::child("/partition/stage_time_ms", k)));
+    }
+    if (const auto* t = detail::reader::optional(*x, "stage_memory_bytes")) {
+      r.array(*t, "/partition/stage_memory_bytes");
+      for (std::size_t k = 0; k < t->size(); ++k)
+        ps.stage_memory_bytes.push_back(r.number((*t)[k], detail::child("/partition/stage_memory_bytes", k)));
+    }
+    ps.method = str(*x, "method", "/partition");
+    ps.optimal = flag(*x, "optimal", "/partition");
+    ps.status = str(*x, "status", "/partition");
+    ps.time_s = num(*x, "time_s", "/partition");
+    p.partition = std::move(ps);
+  }
+  if (const auto* x = detail::reader::optional(doc, "mapping")) {
+    r.object(*x, "/mapping");
+    mapping_summary m;
+    m.objective_ms = num(*x, "objective_ms", "/mapping");
+    m.lower_bound_ms = num(*x, "lower_bound_ms", "/mapping");
+    m.cost = str(*x, "cost", "/mapping");
+    m.method = str(*x, "method", "/mapping");
+    m.optimal = flag(*x, "optimal", "/mapping");
+    if (const auto* n = detail::reader::optional(*x, "nodes_explored")) m.nodes_explored = r.count(*n, "/mapping/nodes_explored");
+    m.status = str(*x, "status", "/mapping");
+    m.time_s = num(*x, "time_s", "/mapping");
+    p.mapping = std::move(m);
+  }
+  if (const auto* x = detail::reader::optional(doc, "simulation")) {
+    r.object(*x, "/simulation");
+    simulation_summary s;
+    s.schedule = str(*x, "schedule", "/simulation");
+    s.iteration_ms = num(*x, "iteration_ms", "/simulation");
+    s.samples_per_s = num(*x, "samples_per_s", "/simulation");
+    s.bubble_fraction = num(*x, "bubble_fraction", "/simulation");
+    p.simulation = std::move(s);
+  }
+  return p;
+}
+
+inline plan read_plan_json_text(const std::string& text, const std::string& file, const op_graph* g = nullptr) {
+  return plan_from_json(detail::parse_json(text, file), file, g);
+}
+
+inline plan read_plan_json(const std::filesystem::path& path, const op_graph* g = nullptr) {
+  return read_plan_json_text(detail::read_text(path), path.string(), g);
+}
+
+inline nlohmann::json plan_to_json(const plan& p) {
+  nlohmann::json doc;
+  doc["format"] = plan_format;
+  doc["graph"] = p.graph;
+  doc["topology"] = p.topology;
+  doc["stages"] = p.stages;
+  doc["replicas"] = p.replicas;
+  doc["micro_batches"] = p.micro_batches;
+  doc["stage_of"] = p.stage_of;
+  if (!p.device_of.empty()) doc["device_of"] = p.device_of;
+  if (p.partition) {
+    const auto& x = *p.partition;
+    doc["partition"] = {{"objective_ms", x.objective_ms}, {"stage_time_ms", x.stage_time_ms},
+                        {"stage_memory_bytes", x.stage_memory_bytes}, {"method", x.method},
+                        {"optimal", x.optimal}, {"status", x.status}, {"time_s", x.time_s}};
+  }
+  if (p.mapping) {
+    const auto& x = *p.mapping;
+    doc["mapping"] = {{"objective_ms", x.objective_ms}, {"lower_bound_ms", x.lower_bound_ms}, {"cost", x.cost},
+                      {"method", x.method}, {"optimal", x.optimal}, {"nodes_explored", x.nodes_explored},
+                      {"status", x.status}, {"time_s", x.time_s}};
+  }
+  if (p.simulation) {
+    const auto& x = *p.simulation;
+    doc["simulation"] = {{"schedule", x.schedule}, {"iteration_ms", x.iteration_ms},
+                         {"samples_per_s", x.samples_per_s}, {"bubble_fraction", x.bubble_fraction}};
+  }
+  return doc;
+}
+
+inline void write_plan_json(const plan& p, const std::filesystem::path& path) {
+  atomic_write(path, plan_to_json(p).dump(1) + "\n");
+}
+
+}  // namespace devplace::io

@@ -1,0 +1,70 @@
+#pragma once
+/// \file io/tarnawski.hpp
+/// Reads the JSON operator and layer graphs of Tarnawski et al. 2020 ("Efficient Algorithms for
+/// Device Placement of DNN Graph Operators", msr-fiddle/dnn-partitioning) into an `op_graph`.
+///
+/// Format: `maxSizePerFPGA`, `maxFPGAs`, `maxCPUs`, `nodes[]` (`id`, `fpgaLatency`, `cpuLatency`,
+/// `isBackwardNode`, `supportedOnFpga` as bool or 0/1, optional `colorClass`, `size`, `name`),
+/// `edges[]` (`sourceId`, `destId`, `cost` (a transfer time), `size` (bytes)).
+///
+/// Mapping: fwd_ms = fpgaLatency, bwd_ms = 0 (training graphs carry their backward operators as
+/// separate nodes), fwd_mem_bytes = size, edge bytes = the edge's `size`; `cost` is a time in
+/// that paper's own model and is not used. Ids may be sparse or 1-based; they are kept.
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/error.hpp"
+
+namespace devplace::io {
+
+inline op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string& file) {
+  const detail::reader r(file);
+  r.object(doc, "");
+  op_graph_builder b;
+  const auto& nodes = r.array(r.field(doc, "nodes", ""), "/nodes");
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const std::string p = detail::child("/nodes", k);
+    const auto& n = r.object(nodes[k], p);
+    op_attributes a;
+    a.id = r.integer(r.field(n, "id", p), p + "/id");
+    a.fwd_ms = r.non_negative(r.field(n, "fpgaLatency", p), p + "/fpgaLatency");
+    if (const auto* x = detail::reader::optional(n, "size")) a.fwd_mem_bytes = r.non_negative(*x, p + "/size");
+    if (const auto* x = detail::reader::optional(n, "name")) a.name = r.string(*x, p + "/name");
+    if (const auto* x = detail::reader::optional(n, "isBackwardNode"))
+      a.op = r.boolean(*x, p + "/isBackwardNode") ? "backward" : "forward";
+    if (const auto* x = detail::reader::optional(n, "supportedOnFpga")) (void)r.boolean(*x, p + "/supportedOnFpga");
+    if (b.vertex_of_id(a.id) != b.num_ops()) r.fail(p + "/id", "duplicate node id " + std::to_string(a.id));
+    b.add_op(std::move(a));
+  }
+  const auto& edges = r.array(r.field(doc, "edges", ""), "/edges");
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    const std::string p = detail::child("/edges", k);
+    const auto& e = r.object(edges[k], p);
+    const auto src = r.integer(r.field(e, "sourceId", p), p + "/sourceId");
+    const auto dst = r.integer(r.field(e, "destId", p), p + "/destId");
+    double bytes = 0;
+    if (const auto* x = detail::reader::optional(e, "size")) bytes = r.non_negative(*x, p + "/size");
+    if (const auto* x = detail::reader::optional(e, "cost")) (void)r.non_negative(*x, p + "/cost");
+    const std::size_t u = b.vertex_of_id(src), v = b.vertex_of_id(dst);
+    if (u == b.num_ops()) r.fail(p + "/sourceId", "no node has id " + std::to_string(src));
+    if (v == b.num_ops()) r.fail(p + "/destId", "no node has id " + std::to_string(dst));
+    if (u == v) r.fail(p, "self-loop on node " + std::to_string(src));
+    b.add_edge(u, v, bytes);
+  }
+  try {
+    return std::move(b).build();
+  } catch (const graph_error& e) {
+    r.fail("/edges", e.what());
+  }
+}
+
+inline op_graph read_tarnawski(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  return tarnawski_from_json(detail::parse_json(detail::read_text(path), file), file);
+}
+
+}  // namespace devplace::io

@@ -1,0 +1,145 @@
+#pragma once
+/// \file io/topology_json.hpp
+/// Reads and writes device topologies in the `devplace.topology/1` JSON format: the matrix form
+/// (`devices`, `bandwidth_gbps`, optional `latency_us`) or the generator form (`generator` plus
+/// its parameters, expanded by `generate_topology`). Writing always produces the matrix form.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#include "devplace/io/atomic_write.hpp"
+#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/error.hpp"
+#include "devplace/topology/generators.hpp"
+#include "devplace/topology/matrix_topology.hpp"
+
+namespace devplace::io {
+
+inline constexpr const char* topology_format = "devplace.topology/1";
+
+namespace detail {
+
+inline Eigen::MatrixXd read_square(const reader& r, const json& v, const std::string& ptr, std::size_t n,
+                                   bool positive_off_diagonal) {
+  r.array(v, ptr);
+  if (v.size() != n)
+    r.fail(ptr, "expected " + std::to_string(n) + " rows (one per device), got " + std::to_string(v.size()));
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string rp = child(ptr, i);
+    r.array(v[i], rp);
+    if (v[i].size() != n)
+      r.fail(rp, "expected " + std::to_string(n) + " entries (the matrix must be square), got " +
+                     std::to_string(v[i].size()));
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string ep = child(rp, j);
+      double x;
+      if (i == j) x = r.number(v[i][j], ep);  // the diagonal is ignored, but must be a number
+      else if (positive_off_diagonal) x = r.positive(v[i][j], ep);
+      else x = r.non_negative(v[i][j], ep);
+      m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = i == j ? 0.0 : x;
+    }
+  }
+  return m;
+}
+
+}  // namespace detail
+
+inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::string& file) {
+  const detail::reader r(file);
+  r.object(doc, "");
+  r.format(doc, topology_format);
+  r.units(doc, {{"bandwidth", "GB/s"}, {"latency", "us"}, {"memory", "bytes"}});
+  if (const auto* gen = detail::reader::optional(doc, "generator")) {
+    generator_spec s;
+    s.generator = r.string(*gen, "/generator");
+    if (const auto* x = detail::reader::optional(doc, "shape")) {
+      r.array(*x, "/shape");
+      for (std::size_t k = 0; k < x->size(); ++k) {
+        const auto v = r.count((*x)[k], detail::child("/shape", k));
+        if (v == 0) r.fail(detail::child("/shape", k), "expected an integer >= 1");
+        s.shape.push_back(static_cast<std::size_t>(v));
+      }
+    }
+    if (const auto* x = detail::reader::optional(doc, "devices")) s.devices = static_cast<std::size_t>(r.count(*x, "/devices"));
+    if (const auto* x = detail::reader::optional(doc, "seed")) s.seed = r.count(*x, "/seed");
+    if (const auto* x = detail::reader::optional(doc, "memory_bytes")) s.memory_bytes = r.positive(*x, "/memory_bytes");
+    if (const auto* x = detail::reader::optional(doc, "latency_us")) s.latency_us = r.non_negative(*x, "/latency_us");
+    if (const auto* x = detail::reader::optional(doc, "intra_gbps")) s.intra_gbps = r.positive(*x, "/intra_gbps");
+    if (const auto* x = detail::reader::optional(doc, "inter_gbps")) s.inter_gbps = r.positive(*x, "/inter_gbps");
+    try {
+      auto t = generate_topology(s);
+      if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
+      return t;
+    } catch (const spec_error& e) {
+      r.fail("/" + e.field(), e.what());
+    }
+  }
+  const auto& devices = r.array(r.field(doc, "devices", ""), "/devices");
+  const std::size_t n = devices.size();
+  if (n == 0) r.fail("/devices", "expected at least one device");
+  std::vector<double> memory(n);
+  std::vector<std::string> names(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string p = detail::child("/devices", k);
+    const auto& d = r.object(devices[k], p);
+    const auto id = r.integer(r.field(d, "id", p), p + "/id");
+    if (id != static_cast<std::int64_t>(k))
+      r.fail(p + "/id", "expected id " + std::to_string(k) + " (ids are 0..D-1 in order), got " + std::to_string(id));
+    memory[k] = r.positive(r.field(d, "memory_bytes", p), p + "/memory_bytes");
+    if (const auto* x = detail::reader::optional(d, "name")) names[k] = r.string(*x, p + "/name");
+  }
+  Eigen::MatrixXd bw = detail::read_square(r, r.field(doc, "bandwidth_gbps", ""), "/bandwidth_gbps", n, true);
+  Eigen::MatrixXd lat = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+  if (const auto* x = detail::reader::optional(doc, "latency_us"))
+    lat = detail::read_square(r, *x, "/latency_us", n, false);
+  matrix_topology t(std::move(bw), std::move(lat), std::move(memory));
+  if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
+  bool any_name = false;
+  for (const auto& s : names) any_name = any_name || !s.empty();
+  if (any_name) t.set_device_names(std::move(names));
+  return t;
+}
+
+inline matrix_topology read_topology_json_text(const std::string& text, const std::string& file) {
+  return topology_from_json(detail::parse_json(text, file), file);
+}
+
+inline matrix_topology read_topology_json(const std::filesystem::path& path) {
+  return read_topology_json_text(detail::read_text(path), path.string());
+}
+
+inline nlohmann::json topology_to_json(const matrix_topology& t) {
+  nlohmann::json doc;
+  doc["format"] = topology_format;
+  doc["name"] = t.name();
+  doc["units"] = {{"bandwidth", "GB/s"}, {"latency", "us"}, {"memory", "bytes"}};
+  const std::size_t n = t.num_devices();
+  auto& devices = doc["devices"] = nlohmann::json::array();
+  for (std::size_t d = 0; d < n; ++d) {
+    nlohmann::json dev{{"id", d}, {"memory_bytes", t.device_memory_bytes(d)}};
+    if (!t.device_names().empty()) dev["name"] = t.device_names()[d];
+    devices.push_back(std::move(dev));
+  }
+  auto& bw = doc["bandwidth_gbps"] = nlohmann::json::array();
+  auto& lat = doc["latency_us"] = nlohmann::json::array();
+  for (std::size_t a = 0; a < n; ++a) {
+    nlohmann::json brow = nlohmann::json::array(), lrow = nlohmann::json::array();
+    for (std::size_t b = 0; b < n; ++b) {
+      brow.push_back(a == b ? 0.0 : t.bandwidth_gbps(a, b));
+      lrow.push_back(a == b ? 0.0 : t.latency_us(a, b));
+    }
+    bw.push_back(std::move(brow));
+    lat.push_back(std::move(lrow));
+  }
+  return doc;
+}
+
+inline void write_topology_json(const matrix_topology& t, const std::filesystem::path& path) {
+  atomic_write(path, topology_to_json(t).dump() + "\n");
+}
+
+}  // namespace devplace::io

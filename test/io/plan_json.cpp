@@ -1,0 +1,80 @@
+#include "devplace/io/plan_json.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "devplace/io/graph_json.hpp"
+
+using namespace devplace;
+namespace fs = std::filesystem;
+
+namespace {
+op_graph chain3() {
+  return io::read_graph_json_text(
+      R"({"format": "devplace.graph/1", "nodes": [{"id": 0, "fwd_ms": 1, "bwd_ms": 1}, {"id": 1, "fwd_ms": 1, "bwd_ms": 1}, {"id": 2, "fwd_ms": 1, "bwd_ms": 1}],
+          "edges": [{"src": 0, "dst": 1, "bytes": 1}, {"src": 1, "dst": 2, "bytes": 1}]})",
+      "chain.json");
+}
+std::string error_of(const std::string& text, const op_graph* g = nullptr) {
+  try {
+    (void)io::read_plan_json_text(text, "p.json", g);
+  } catch (const io::input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+const std::string head = R"({"format": "devplace.plan/1", "stages": 2, "replicas": 2, )";
+}  // namespace
+
+TEST_CASE("plan JSON round-trips every part") {
+  plan p;
+  p.graph = "chain";
+  p.topology = "dgx1";
+  p.stages = 2;
+  p.replicas = 2;
+  p.micro_batches = 4;
+  p.stage_of = {0, 0, 1};
+  p.device_of = {{0, 1}, {2, 3}};
+  p.partition = partition_summary{.objective_ms = 2.5, .stage_time_ms = {2.5, 1.0}, .stage_memory_bytes = {1, 2},
+                                  .method = "dp", .optimal = true, .status = "optimal", .time_s = 0.1};
+  p.mapping = mapping_summary{.objective_ms = 3, .lower_bound_ms = 2.9, .cost = "p2p", .method = "binary_search_backtracking",
+                              .optimal = true, .nodes_explored = 42, .status = "optimal", .time_s = 0.01};
+  p.simulation = simulation_summary{.schedule = "gpipe", .iteration_ms = 10, .samples_per_s = 100, .bubble_fraction = 0.2};
+  const fs::path dir = fs::temp_directory_path() / "devplace_test_plan_rt";
+  fs::create_directories(dir);
+  io::write_plan_json(p, dir / "p.json");
+  const op_graph g = chain3();
+  const plan q = io::read_plan_json(dir / "p.json", &g);
+  CHECK(q.graph == "chain");
+  CHECK(q.stage_of == p.stage_of);
+  CHECK(q.device_of == p.device_of);
+  CHECK(q.micro_batches == 4);
+  REQUIRE(q.partition);
+  CHECK(q.partition->stage_time_ms == p.partition->stage_time_ms);
+  CHECK(q.partition->optimal);
+  REQUIRE(q.mapping);
+  CHECK(q.mapping->nodes_explored == 42);
+  CHECK(q.mapping->lower_bound_ms == 2.9);
+  REQUIRE(q.simulation);
+  CHECK(q.simulation->bubble_fraction == 0.2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("plan JSON: rejected inputs name the pointer and the reason") {
+  const op_graph g = chain3();
+  CHECK(error_of(R"({"format": "devplace.plan/1", "replicas": 1, "stage_of": []})") == "p.json: /stages: missing required field");
+  CHECK(error_of(head + R"("stage_of": [0, 2, 1]})") == "p.json: /stage_of/1: stage 2 out of range (stages = 2)");
+  CHECK(error_of(head + R"("stage_of": [0, 1]})", &g) ==
+        "p.json: /stage_of: expected 3 entries (one per operator of the graph), got 2");
+  CHECK(error_of(head + R"("stage_of": [0, 1, 0]})", &g) == "p.json: /stage_of/2: edge 1 -> 2 runs from stage 1 back to stage 0");
+  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1]]})") ==
+        "p.json: /device_of: expected 2 rows (one per stage), got 1");
+  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [2]]})") ==
+        "p.json: /device_of/1: expected 2 device ids (one per replica), got 1");
+  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [1, 2]]})") ==
+        "p.json: /device_of/1/0: device 1 is used twice");
+  CHECK(error_of(R"({"format": "devplace.plan/1", "stages": 0, "replicas": 1, "stage_of": []})") ==
+        "p.json: /stages: expected an integer >= 1");
+}
