@@ -1,0 +1,234 @@
+#pragma once
+/// \file algorithm/downsets.hpp
+/// Down-sets (Parmesan's "fronted subgraphs", the order ideals of the reachability order): sets
+/// of vertices closed under predecessors. They are what a pipeline cut can leave behind: the
+/// stages of a pipeline form a chain of down-sets ∅ = F_0 ⊊ F_1 ⊊ ... ⊊ F_S = V, and every
+/// difference F_i ∖ F_{i-1} is a convex stage. PHAZE's and Tarnawski et al.'s "ideals" are the
+/// same sets; their successor-closed "downsets" are the down-sets of `views::reverse(g)`.
+///
+/// `downset_enumerator` enumerates, without duplicates, every down-set F ⊇ B of a given
+/// down-set B (B = ∅ for all of them), as a bitset. A down-set is generated from the antichain
+/// of its maximal elements outside B, adding antichain elements in increasing topological
+/// position, so each one is produced exactly once; the visitor can prune (skip every down-set
+/// the search would build on top of the current one — all of them are supersets) or stop.
+///
+/// Bitsets are over **topological positions**, not vertex ids: `vertex_at(p)` and
+/// `position_of(v)` translate, `to_vertices(F)` lists the vertices of F.
+///
+/// Complexity: O(n · n/64) to build; each down-set visited costs O(n/64) word operations plus,
+/// with an accumulator, O(Σ degree) of the vertices it adds; memory O(n^2 / 32) bits plus
+/// O(depth · n/64) for the search stack. `count_downsets` reaches > 10^7 down-sets per second on
+/// graphs of a few hundred vertices (bench/downsets.cpp).
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "devplace/algorithm/topological_sort.hpp"
+#include "devplace/config.hpp"
+#include "devplace/dag/concepts.hpp"
+#include "devplace/detail/bitset.hpp"
+#include "devplace/status.hpp"
+
+namespace devplace {
+
+/// What a visitor of down-sets answers for each one.
+enum class downset_action {
+  proceed,  ///< keep going, including the down-sets built on top of this one
+  prune,    ///< skip every down-set the search would build on top of this one (all supersets of it)
+  stop      ///< end the enumeration
+};
+
+/// The accumulator that accumulates nothing.
+struct no_accumulator {
+  void add(std::size_t, const detail::dynamic_bitset&) noexcept {}
+};
+
+class downset_enumerator {
+ public:
+  using bitset = detail::dynamic_bitset;
+
+  downset_enumerator() = default;
+
+  /// Precondition: `g` is acyclic.
+  template <dag G>
+  explicit downset_enumerator(const G& g) {
+    const std::size_t n = devplace::num_vertices(g);
+    const auto topo = topological_sort(g);
+    DEVPLACE_EXPECTS(topo.status == status::optimal);
+    order_ = topo.order;
+    pos_.assign(n, 0);
+    for (std::size_t p = 0; p < n; ++p) pos_[order_[p]] = p;
+    down_.assign(n, bitset(n));
+    up_.assign(n, bitset(n));
+    succ_.assign(n, {});
+    pred_.assign(n, {});
+    for (std::size_t u = 0; u < n; ++u)
+      for (auto w : devplace::out_edges(g, u)) {
+        const std::size_t pu = pos_[u], pw = pos_[static_cast<std::size_t>(w)];
+        succ_[pu].push_back(pw);
+        pred_[pw].push_back(pu);
+      }
+    for (std::size_t p = 0; p < n; ++p) {  // positions ascend: predecessors are done
+      down_[p].set(p);
+      for (auto q : pred_[p]) down_[p] |= down_[q];
+    }
+    for (std::size_t p = n; p-- > 0;) {
+      up_[p].set(p);
+      for (auto q : succ_[p]) up_[p] |= up_[q];
+    }
+  }
+
+  [[nodiscard]] std::size_t num_vertices() const noexcept { return order_.size(); }
+  [[nodiscard]] std::size_t vertex_at(std::size_t position) const noexcept { return order_[position]; }
+  /// The topological order behind the positions: `order()[p] == vertex_at(p)`.
+  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
+  [[nodiscard]] std::size_t position_of(std::size_t vertex) const noexcept { return pos_[vertex]; }
+  /// Successors / predecessors of the vertex at a position, as positions.
+  [[nodiscard]] const std::vector<std::size_t>& successors(std::size_t p) const noexcept { return succ_[p]; }
+  [[nodiscard]] const std::vector<std::size_t>& predecessors(std::size_t p) const noexcept { return pred_[p]; }
+  /// The position p and every position of an ancestor of it.
+  [[nodiscard]] const bitset& down(std::size_t p) const noexcept { return down_[p]; }
+  /// The position p and every position of a descendant of it.
+  [[nodiscard]] const bitset& up(std::size_t p) const noexcept { return up_[p]; }
+  [[nodiscard]] bitset empty_set() const { return bitset(order_.size()); }
+  [[nodiscard]] bitset full_set() const {
+    bitset b(order_.size());
+    for (std::size_t p = 0; p < order_.size(); ++p) b.set(p);
+    return b;
+  }
+  /// Whether a position set is closed under predecessors.
+  [[nodiscard]] bool is_downset(const bitset& f) const {
+    bool ok = true;
+    f.for_each([&](std::size_t p) {
+      for (auto q : pred_[p]) ok = ok && f.test(q);
+    });
+    return ok;
+  }
+  /// The vertex ids of a position set, in increasing position order.
+  [[nodiscard]] std::vector<std::size_t> to_vertices(const bitset& f) const {
+    std::vector<std::size_t> v;
+    f.for_each([&](std::size_t p) { v.push_back(order_[p]); });
+    return v;
+  }
+
+  /// Visits every down-set F with `base` ⊊ F (and `base` itself first when `include_base`).
+  /// `visit(const bitset& F, const Acc& acc)` returns a `downset_action`; `acc` is a copy of
+  /// `acc0` to which `add(position, F_before)` was applied for every position of F ∖ base, in
+  /// the order they were added. Returns `status::limit_reached` when stopped by the visitor,
+  /// `status::optimal` when every down-set was visited.
+  /// Precondition: `base` is a down-set.
+  template <class Acc, class Visit>
+  status for_each_superset(const bitset& base, const Acc& acc0, Visit&& visit, bool include_base = false) const {
+    const std::size_t n = order_.size();
+    if (include_base) {
+      const auto a = visit(base, acc0);
+      if (a == downset_action::stop) return status::limit_reached;
+      if (a == downset_action::prune) return status::optimal;
+    }
+    struct frame {
+      bitset f, blocked;
+      Acc acc;
+      std::size_t next;
+    };
+    std::vector<frame> stack;
+    stack.reserve(64);
+    stack.push_back({base, base, acc0, 0});
+    const std::size_t words = base.num_words();
+    while (!stack.empty()) {
+      frame& top = stack.back();
+      // Next position >= top.next that is neither blocked (in F, or above a chosen element).
+      std::size_t p = n;
+      for (std::size_t k = top.next / bitset::bits_per_word; k < words; ++k) {
+        std::uint64_t free = ~top.blocked.words()[k];
+        if (k == top.next / bitset::bits_per_word) free &= ~std::uint64_t{0} << (top.next % bitset::bits_per_word);
+        if (free) {
+          p = k * bitset::bits_per_word + static_cast<std::size_t>(std::countr_zero(free));
+          break;
+        }
+      }
+      if (p >= n) {
+        stack.pop_back();
+        continue;
+      }
+      top.next = p + 1;
+      frame child{top.f, top.blocked, top.acc, p + 1};
+      // Add p and its ancestors not yet in F, in increasing position order.
+      const auto* dw = down_[p].words();
+      auto* cw = child.f.words();
+      for (std::size_t k = 0; k < words; ++k) {
+        std::uint64_t add = dw[k] & ~cw[k];
+        while (add) {
+          const std::size_t q = k * bitset::bits_per_word + static_cast<std::size_t>(std::countr_zero(add));
+          if constexpr (!std::is_same_v<Acc, no_accumulator>) child.acc.add(q, child.f);
+          cw[k] |= std::uint64_t{1} << (q % bitset::bits_per_word);
+          add &= add - 1;
+        }
+      }
+      child.blocked |= up_[p];
+      child.blocked |= child.f;
+      const auto a = visit(child.f, child.acc);
+      if (a == downset_action::stop) return status::limit_reached;
+      if (a == downset_action::proceed) stack.push_back(std::move(child));
+    }
+    return status::optimal;
+  }
+
+  /// Visits every down-set (∅ included): `visit(const bitset& F)` returns a `downset_action`.
+  template <class Visit>
+  status for_each(Visit&& visit) const {
+    return for_each_superset(empty_set(), no_accumulator{},
+                             [&](const bitset& f, const no_accumulator&) { return visit(f); }, true);
+  }
+
+ private:
+  std::vector<std::size_t> order_, pos_;
+  std::vector<bitset> down_, up_;
+  std::vector<std::vector<std::size_t>> succ_, pred_;
+};
+
+struct downset_count_options {
+  std::uint64_t max_downsets = std::numeric_limits<std::uint64_t>::max();  ///< stop counting here
+};
+
+struct downset_count_result {
+  devplace::status status = status::optimal;  ///< `limit_reached` when the cap stopped the count
+  std::uint64_t count = 0;                    ///< number of down-sets, ∅ included (the cap when stopped)
+};
+
+/// Counts the down-sets of `g` (∅ included), stopping at `max_downsets`. O(count · n/64).
+template <dag G>
+[[nodiscard]] downset_count_result count_downsets(const G& g, const downset_count_options& opt = {}) {
+  const downset_enumerator e(g);
+  downset_count_result r;
+  const std::uint64_t cap = opt.max_downsets;
+  r.status = e.for_each([&](const detail::dynamic_bitset&) {
+    if (r.count == cap) return downset_action::stop;
+    ++r.count;
+    return downset_action::proceed;
+  });
+  return r;
+}
+
+/// Calls `visit(vertices)` with the vertex ids (ascending) of every down-set of `g`, ∅ first;
+/// `visit` may return `downset_action` or nothing. Convenience over `downset_enumerator`.
+template <dag G, class Visit>
+status for_each_downset(const G& g, Visit&& visit) {
+  const downset_enumerator e(g);
+  std::vector<std::size_t> vs;
+  return e.for_each([&](const detail::dynamic_bitset& f) {
+    vs = e.to_vertices(f);
+    std::sort(vs.begin(), vs.end());
+    if constexpr (std::is_same_v<decltype(visit(vs)), downset_action>)
+      return visit(vs);
+    else {
+      visit(vs);
+      return downset_action::proceed;
+    }
+  });
+}
+
+}  // namespace devplace

@@ -1,0 +1,259 @@
+#pragma once
+/// \file partition/pipeline_dp.hpp
+/// The exact pipeline partitioner of Parmesan (eq. 13 with fixed R): split any profiled DAG into
+/// exactly S non-empty, convex stages, ordered so that no edge runs backwards, minimising the
+/// maximum stage time t(X, R) of eq. 3, with every stage within the eq. 14 memory budget.
+///
+///   T_s(F) = min_{F' ⊊ F down-sets} max( T_{s-1}(F'), t(F ∖ F', R) ),  T_0(∅) = 0,
+///   answer T_S(V).
+///
+/// How it is computed. The recurrence runs forward, layer by layer: from every down-set F' of
+/// layer s−1 it enumerates the down-sets F ⊋ F' (algorithm/downsets.hpp) and relaxes T_s(F).
+/// The stage X = F ∖ F' is costed incrementally as the enumeration adds vertices (compute,
+/// internal memory, cut bytes: O(degree) per added vertex). An upper bound U — the fixed-order
+/// DP's objective (partition/topo_dp.hpp), a feasible partition — prunes soundly:
+///   * Σ c_u(X) / R only grows as X grows, so once it exceeds U no superset of X can be a stage
+///     of a solution ≤ U: the enumeration prunes that whole branch;
+///   * the internal memory only grows too: over R·DM, prune likewise;
+///   * a down-set F whose remaining compute cannot fit in the remaining S − s stages
+///     ((Σ c_u(V ∖ F)) / (R (S − s)) > U) is not kept.
+/// The last stage is V ∖ F' and is costed directly. Only down-sets reachable under the bound are
+/// ever created; `max_downsets` caps them (status `limit_reached`, the fixed-order solution
+/// attached). The result is `optimal` whenever the search completed: it is exact.
+///
+/// Complexity: O(S · P · (n/64 + d̄)) for the P (down-set, stage) pairs within the bound, memory
+/// O(N · n/64) for the N down-sets created. See docs/partition.md for measured figures.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "devplace/algorithm/downsets.hpp"
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/partition/result.hpp"
+#include "devplace/partition/topo_dp.hpp"
+
+namespace devplace {
+
+namespace detail {
+
+/// Accumulates the cost of the stage X = F ∖ base as vertices (positions) are added.
+struct stage_accumulator {
+  const std::vector<double>* compute;
+  const std::vector<double>* internal;
+  const std::vector<std::vector<std::pair<std::size_t, double>>>* succ;  // position -> (position, bytes)
+  const std::vector<std::vector<std::pair<std::size_t, double>>>* pred;
+  const dynamic_bitset* base;
+  double c = 0, mem = 0, cut = 0, out = 0;  // out: bytes leaving F = base ∪ X, minus out(base)
+  std::size_t count = 0;                    // |X|
+
+  void add(std::size_t p, const dynamic_bitset&) {
+    ++count;
+    c += (*compute)[p];
+    mem += (*internal)[p];
+    for (auto [q, b] : (*succ)[p]) {  // successors are never in F yet
+      cut += b;
+      out += b;
+    }
+    for (auto [q, b] : (*pred)[p]) {  // predecessors are all in F already
+      cut += base->test(q) ? b : -b;
+      out -= b;
+    }
+  }
+};
+
+/// One pass of the DP that only admits stages of time <= U. Returns `optimal` with the best
+/// partition when one exists under U (then it is optimal overall), `infeasible` when none does,
+/// `limit_reached` when the down-set cap stopped it. `created` receives the down-sets created.
+inline partition_result pipeline_dp_pass(const op_graph& g, const partition_options& o, const downset_enumerator& e,
+                                         double U, std::uint64_t& created) {
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  partition_result r;
+  const auto cost = o.cost();
+  const double R = static_cast<double>(o.replicas);
+  const double budget = R * o.device_memory_bytes;
+  const double mb = static_cast<double>(std::max<std::size_t>(o.micro_batches, 1));
+
+  std::vector<double> compute(n), internal(n);
+  std::vector<std::vector<std::pair<std::size_t, double>>> succ(n), pred(n);
+  const auto& s = g.structure();
+  double total_compute = 0, total_internal = 0;
+  for (std::size_t u = 0; u < n; ++u) {
+    const std::size_t pu = e.position_of(u);
+    compute[pu] = g.compute_ms(u);
+    internal[pu] = g.memory_bytes(u);
+    total_compute += compute[pu];
+    total_internal += internal[pu];
+    const auto out = s.out_edges(u);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(s.first_out_edge(u) + k));
+      const std::size_t pv = e.position_of(out[k]);
+      succ[pu].emplace_back(pv, b);
+      pred[pv].emplace_back(pu, b);
+    }
+  }
+
+  constexpr double inf = std::numeric_limits<double>::infinity();
+
+  // Down-sets created so far, with the properties of F itself.
+  struct state {
+    double c, mem, out;  // Σ c_u(F), Σ internal(F), bytes of edges leaving F
+    std::size_t count;   // |F|
+  };
+  std::vector<dynamic_bitset> sets;
+  std::vector<state> props;
+  std::unordered_map<dynamic_bitset, std::uint32_t, dynamic_bitset_hash> index;
+  sets.push_back(e.empty_set());
+  props.push_back({0, 0, 0, 0});
+  index.emplace(sets[0], 0);
+
+  std::vector<std::vector<double>> T(S);                 // T[s-1][id] for s = 1 .. S-1
+  std::vector<std::vector<std::uint32_t>> parent(S);
+  std::vector<std::uint32_t> frontier{0};                // ids with finite T in the previous layer
+  std::vector<double> T_prev{0.0};                       // indexed by id
+  bool capped = false;
+
+  for (std::size_t layer = 1; layer < S && !capped; ++layer) {
+    std::vector<double>& Tl = T[layer];
+    std::vector<std::uint32_t>& Pl = parent[layer];
+    const double stages_left = static_cast<double>(S - layer);
+    std::vector<std::uint32_t> next_frontier;
+    for (std::uint32_t fid : frontier) {
+      const double base_T = T_prev[fid];
+      const dynamic_bitset base = sets[fid];  // copy: `sets` may grow during the enumeration
+      const state bp = props[fid];
+      stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
+      (void)e.for_each_superset(base, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
+        if (a.c / R > U || a.mem / mb > budget) return downset_action::prune;
+        const double t = stage_time_ms(a.c, a.cut, cost);
+        if (t > U || !stage_fits(stage_memory_bytes(a.mem, a.cut, cost), cost)) return downset_action::proceed;
+        if (bp.count + a.count == n) return downset_action::proceed;  // later stages would be empty
+        if ((total_compute - bp.c - a.c) / (R * stages_left) > U) return downset_action::proceed;
+        const double value = std::max(base_T, t);
+        auto [it, inserted] = index.try_emplace(f, static_cast<std::uint32_t>(sets.size()));
+        if (inserted) {
+          if (sets.size() >= o.max_downsets) {
+            capped = true;
+            return downset_action::stop;
+          }
+          sets.push_back(f);
+          props.push_back({bp.c + a.c, bp.mem + a.mem, bp.out + a.out, bp.count + a.count});
+        }
+        const std::uint32_t id = it->second;
+        if (Tl.size() <= id) {
+          Tl.resize(sets.size(), inf);
+          Pl.resize(sets.size(), 0);
+        }
+        if (value < Tl[id]) {
+          if (Tl[id] == inf) next_frontier.push_back(id);
+          Tl[id] = value;
+          Pl[id] = fid;
+        }
+        return downset_action::proceed;
+      });
+      if (capped) break;
+    }
+    frontier = std::move(next_frontier);
+    T_prev = Tl;
+    T_prev.resize(sets.size(), inf);
+  }
+  created = sets.size();
+  if (capped) {
+    r.status = status::limit_reached;
+    return r;
+  }
+
+  // Last stage: X = V ∖ F' for every F' of layer S−1.
+  double best = inf;
+  std::uint32_t best_parent = 0;
+  for (std::uint32_t fid : frontier) {
+    const state& bp = props[fid];
+    if (bp.count == n) continue;  // the last stage must not be empty
+    const double c = total_compute - bp.c, cut = bp.out;
+    const double t = stage_time_ms(c, cut, cost);
+    if (t > U || !stage_fits(stage_memory_bytes(total_internal - bp.mem, cut, cost), cost)) continue;
+    const double value = std::max(T_prev[fid], t);
+    if (value < best) {
+      best = value;
+      best_parent = fid;
+    }
+  }
+  if (best == inf) {
+    r.status = status::infeasible;
+    return r;
+  }
+  // Reconstruct the chain of down-sets.
+  r.stage_of.assign(n, S - 1);
+  std::uint32_t id = best_parent;
+  for (std::size_t layer = S - 1; layer >= 1; --layer) {
+    const std::uint32_t prev = parent[layer][id];
+    dynamic_bitset stage = sets[id];
+    stage.subtract(sets[prev]);
+    stage.for_each([&](std::size_t p) { r.stage_of[e.vertex_at(p)] = layer - 1; });
+    id = prev;
+  }
+  r.status = status::optimal;
+  finish_partition(g, o, r);
+  return r;
+}
+
+/// Runs passes under rising bounds U: from the lower bound max(Σ c_u / (S·R), max c_u / R)
+/// upwards by 5 % per pass, and finally the fixed-order DP's objective (a feasible partition, so
+/// that pass cannot fail unless the fixed order is infeasible) or no bound at all. The first pass
+/// that finds a partition has found an optimal one: every partition of value <= U was admitted.
+inline partition_result pipeline_dp_core(const op_graph& g, const partition_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  partition_result r;
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  if (S == 0 || S > n || o.replicas == 0) {
+    r.status = status::infeasible;
+    return r;
+  }
+  const downset_enumerator e(g);
+  const partition_result baseline = topo_dp_core(g, e.order(), o);
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  constexpr double slack = 1 + 1e-9;  // admits values equal up to rounding
+  double total = 0, heaviest = 0, bytes = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    total += g.compute_ms(v);
+    heaviest = std::max(heaviest, g.compute_ms(v));
+  }
+  for (double b : g.edge_bytes_by_id()) bytes += b;
+  const double R = static_cast<double>(o.replicas);
+  const double lower = std::max(total / (static_cast<double>(S) * R), heaviest / R);
+  // No stage can take longer than all compute plus all communication: a pass under that bound
+  // admits every partition.
+  const double everything = stage_time_ms(total, bytes, o.cost()) * slack + 1e-12;
+  const double upper = std::min(everything, baseline.status == status::feasible ? baseline.objective_ms * slack + 1e-12 : inf);
+  std::uint64_t created = 0, total_created = 0;
+  for (double U = lower > 0 ? lower * slack : 1e-9;; U = std::min(U * 1.05, upper)) {
+    const bool last = !(U < upper);
+    r = pipeline_dp_pass(g, o, e, last ? upper : U, created);
+    total_created = std::max(total_created, created);
+    if (r.status == status::optimal || r.status == status::limit_reached || last) break;
+  }
+  if (r.status == status::limit_reached && baseline.status == status::feasible) {
+    r = baseline;  // the fixed-order solution, for what it is worth
+    r.status = status::limit_reached;
+  }
+  r.downsets = total_created;
+  r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace detail
+
+/// The exact DP partitioner over any `profiled_dag` (copied once into an `op_graph`).
+template <profiled_dag G>
+[[nodiscard]] partition_result pipeline_dp(const G& g, const partition_options& o) {
+  if constexpr (std::is_same_v<G, op_graph>)
+    return detail::pipeline_dp_core(g, o);
+  else
+    return detail::pipeline_dp_core(to_op_graph(g), o);
+}
+
+}  // namespace devplace
