@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "devplace/algorithm/topological_sort.hpp"
@@ -123,58 +124,89 @@ class downset_enumerator {
   /// Precondition: `base` is a down-set.
   template <class Acc, class Visit>
   status for_each_superset(const bitset& base, const Acc& acc0, Visit&& visit, bool include_base = false) const {
+    return for_each_superset(base, base, acc0, std::forward<Visit>(visit), include_base);
+  }
+
+  /// As above, restricted to the down-sets that avoid `forbidden` (positions outside `base`
+  /// that may not be added). `forbidden` must be closed upwards (with a position, all its
+  /// descendants); `forbidden ∪ base` is passed as `blocked0`. The restricted positions are
+  /// never tried, so a criterion that is monotone along edges (e.g. the compute of a vertex and
+  /// all its ancestors above a limit) costs nothing per down-set.
+  template <class Acc, class Visit>
+  status for_each_superset(const bitset& base, const bitset& blocked0, const Acc& acc0, Visit&& visit,
+                           bool include_base = false) const {
     const std::size_t n = order_.size();
     if (include_base) {
       const auto a = visit(base, acc0);
       if (a == downset_action::stop) return status::limit_reached;
       if (a == downset_action::prune) return status::optimal;
     }
-    struct frame {
-      bitset f, blocked;
-      Acc acc;
-      std::size_t next;
-    };
-    std::vector<frame> stack;
-    stack.reserve(64);
-    stack.push_back({base, base, acc0, 0});
+    // The search stack lives in flat, reused word arrays: no allocation per down-set.
     const std::size_t words = base.num_words();
-    while (!stack.empty()) {
-      frame& top = stack.back();
-      // Next position >= top.next that is neither blocked (in F, or above a chosen element).
+    std::vector<std::uint64_t> fs(words), bs(words);  // depth-major: F and blocked words per depth
+    std::vector<std::size_t> next(1, 0);
+    std::vector<Acc> accs(1, acc0);
+    std::copy(base.words(), base.words() + words, fs.begin());
+    std::copy(blocked0.words(), blocked0.words() + words, bs.begin());
+    bitset current = base;  // what the visitor sees
+    std::size_t depth = 0;
+    for (;;) {
+      const std::uint64_t* blocked = bs.data() + depth * words;
       std::size_t p = n;
-      for (std::size_t k = top.next / bitset::bits_per_word; k < words; ++k) {
-        std::uint64_t free = ~top.blocked.words()[k];
-        if (k == top.next / bitset::bits_per_word) free &= ~std::uint64_t{0} << (top.next % bitset::bits_per_word);
+      const std::size_t from = next[depth];
+      for (std::size_t k = from / bitset::bits_per_word; k < words; ++k) {
+        std::uint64_t free = ~blocked[k];
+        if (k == from / bitset::bits_per_word) free &= ~std::uint64_t{0} << (from % bitset::bits_per_word);
         if (free) {
           p = k * bitset::bits_per_word + static_cast<std::size_t>(std::countr_zero(free));
           break;
         }
       }
       if (p >= n) {
-        stack.pop_back();
+        if (depth == 0) return status::optimal;
+        --depth;
         continue;
       }
-      top.next = p + 1;
-      frame child{top.f, top.blocked, top.acc, p + 1};
-      // Add p and its ancestors not yet in F, in increasing position order.
-      const auto* dw = down_[p].words();
-      auto* cw = child.f.words();
-      for (std::size_t k = 0; k < words; ++k) {
-        std::uint64_t add = dw[k] & ~cw[k];
-        while (add) {
-          const std::size_t q = k * bitset::bits_per_word + static_cast<std::size_t>(std::countr_zero(add));
-          if constexpr (!std::is_same_v<Acc, no_accumulator>) child.acc.add(q, child.f);
-          cw[k] |= std::uint64_t{1} << (q % bitset::bits_per_word);
-          add &= add - 1;
-        }
+      next[depth] = p + 1;
+      // Child frame at depth + 1: F ∪ down(p), blocked ∪ up(p) ∪ F.
+      if (fs.size() < (depth + 2) * words) {
+        fs.resize((depth + 2) * words);
+        bs.resize((depth + 2) * words);
+        next.resize(depth + 2);
+        accs.resize(depth + 2, acc0);
       }
-      child.blocked |= up_[p];
-      child.blocked |= child.f;
-      const auto a = visit(child.f, child.acc);
+      blocked = bs.data() + depth * words;  // the arrays may have moved
+      const std::uint64_t* pf = fs.data() + depth * words;
+      std::uint64_t* cf = fs.data() + (depth + 1) * words;
+      std::uint64_t* cb = bs.data() + (depth + 1) * words;
+      Acc& acc = accs[depth + 1];
+      acc = accs[depth];
+      const auto* dw = down_[p].words();
+      const auto* uw = up_[p].words();
+      auto* cur = current.words();
+      for (std::size_t k = 0; k < words; ++k) cur[k] = pf[k];
+      for (std::size_t k = 0; k < words; ++k) {
+        std::uint64_t add = dw[k] & ~pf[k];
+        if constexpr (!std::is_same_v<Acc, no_accumulator>) {
+          while (add) {
+            const std::size_t q = k * bitset::bits_per_word + static_cast<std::size_t>(std::countr_zero(add));
+            acc.add(q, current);
+            cur[k] |= std::uint64_t{1} << (q % bitset::bits_per_word);
+            add &= add - 1;
+          }
+        } else {
+          cur[k] |= add;
+        }
+        cf[k] = cur[k];
+        cb[k] = blocked[k] | uw[k] | cur[k];
+      }
+      const auto a = visit(static_cast<const bitset&>(current), static_cast<const Acc&>(acc));
       if (a == downset_action::stop) return status::limit_reached;
-      if (a == downset_action::proceed) stack.push_back(std::move(child));
+      if (a == downset_action::proceed) {
+        ++depth;
+        next[depth] = p + 1;
+      }
     }
-    return status::optimal;
   }
 
   /// Visits every down-set (∅ included): `visit(const bitset& F)` returns a `downset_action`.

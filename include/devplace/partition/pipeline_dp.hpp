@@ -98,6 +98,13 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   }
 
   constexpr double inf = std::numeric_limits<double>::infinity();
+  // Compute and internal memory of each position's down-closure (the position and its ancestors).
+  std::vector<double> down_compute(n, 0.0), down_internal(n, 0.0);
+  for (std::size_t p = 0; p < n; ++p)
+    e.down(p).for_each([&](std::size_t q) {
+      down_compute[p] += compute[q];
+      down_internal[p] += internal[q];
+    });
 
   // Down-sets created so far, with the properties of F itself.
   struct state {
@@ -127,7 +134,13 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
       const dynamic_bitset base = sets[fid];  // copy: `sets` may grow during the enumeration
       const state bp = props[fid];
       stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
-      (void)e.for_each_superset(base, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
+      // A position whose own down-closure already brings more compute or internal memory than
+      // the stage may hold can never be added: forbid it (this set is closed upwards).
+      dynamic_bitset blocked = base;
+      for (std::size_t p = 0; p < n; ++p)
+        if (!base.test(p) && ((down_compute[p] - bp.c) / R > U || (down_internal[p] - bp.mem) / mb > budget))
+          blocked.set(p);
+      (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
         if (a.c / R > U || a.mem / mb > budget) return downset_action::prune;
         const double t = stage_time_ms(a.c, a.cut, cost);
         if (t > U || !stage_fits(stage_memory_bytes(a.mem, a.cut, cost), cost)) return downset_action::proceed;

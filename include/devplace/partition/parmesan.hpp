@@ -1,0 +1,153 @@
+#pragma once
+/// \file partition/parmesan.hpp
+/// Parmesan's operator-level partitioning flow (seed-parmesan.md §5–§6): for each α,
+///   1. cluster the operators into at most K hyper-operators (cluster/greedy_cluster.hpp),
+///   2. run the exact DP on the quotient graph (partition/pipeline_dp.hpp),
+///   3. map the stages back to the operators and refine them (refine/boundary_refine.hpp),
+/// and keep the α whose refined partition has the smallest objective (max stage time, eq. 3).
+/// The α values run in parallel threads. Every step's objective and time is reported.
+///
+/// The result is `feasible`, not `optimal`: clustering restricts the DP to unions of clusters.
+/// (The DP step is optimal for the clustered graph; `steps[k].dp_status` says so.)
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "devplace/algorithm/reconverging.hpp"
+#include "devplace/cluster/greedy_cluster.hpp"
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/partition/pipeline_dp.hpp"
+#include "devplace/partition/result.hpp"
+#include "devplace/refine/boundary_refine.hpp"
+#include "devplace/views/quotient.hpp"
+
+namespace devplace {
+
+struct parmesan_options {
+  partition_options partition;                      ///< S, R, MB, memory, bandwidth, down-set cap
+  std::size_t clusters = 32;                        ///< K
+  std::vector<double> alphas{0.01, 1.0, 100.0};     ///< α values tried
+  bool refine = true;                               ///< run the refinement step
+  refine_policy policy = refine_policy::paper;      ///< gains used by refinement
+  std::size_t max_moves = 100;                      ///< I
+  unsigned threads = 0;                             ///< 0: one per α, at most hardware concurrency
+};
+
+/// What one α gave.
+struct parmesan_step {
+  double alpha = 0;
+  std::size_t clusters = 0;                 ///< hyper-operators after clustering
+  double cluster_time_s = 0;
+  devplace::status dp_status = status::infeasible;
+  double dp_objective_ms = 0;               ///< objective of cluster + DP (atomic operators, eq. 3)
+  double dp_time_s = 0;
+  double objective_ms = 0;                  ///< after refinement (= dp_objective_ms without it)
+  double refine_time_s = 0;
+  std::size_t moves = 0;
+  std::vector<std::size_t> stage_of;
+};
+
+struct parmesan_result : partition_result {
+  std::vector<parmesan_step> steps;         ///< one per α, in the order given
+  std::size_t best_step = 0;                ///< index into `steps` of the partition returned
+};
+
+namespace detail {
+
+inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt, double alpha,
+                                  const std::vector<std::size_t>& delta) {
+  using clock = std::chrono::steady_clock;
+  auto secs = [](clock::time_point a) { return std::chrono::duration<double>(clock::now() - a).count(); };
+  parmesan_step st;
+  st.alpha = alpha;
+  const auto& po = opt.partition;
+  auto t0 = clock::now();
+  const clustering c = greedy_cluster(g, {.max_clusters = std::max(opt.clusters, po.stages), .alpha = alpha,
+                                          .bandwidth_gbps = po.bandwidth_gbps,
+                                          .device_memory_bytes = po.device_memory_bytes,
+                                          .micro_batches = po.micro_batches});
+  st.clusters = c.num_clusters;
+  st.cluster_time_s = secs(t0);
+  t0 = clock::now();
+  const op_graph q = to_op_graph(views::quotient(g, c.cluster_of));
+  const partition_result dp = pipeline_dp(q, po);
+  st.dp_status = dp.status;
+  st.dp_time_s = secs(t0);
+  if (!has_solution(dp.status)) return st;
+  std::vector<std::size_t> stage_of(g.num_vertices());
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) stage_of[v] = dp.stage_of[c.cluster_of[v]];
+  st.dp_objective_ms = evaluate_partition(g, stage_of, po.stages, po.cost()).objective_ms;
+  st.objective_ms = st.dp_objective_ms;
+  st.stage_of = std::move(stage_of);
+  if (opt.refine) {
+    t0 = clock::now();
+    const auto r = boundary_refine(g, st.stage_of,
+                                   {.stages = po.stages, .replicas = po.replicas, .micro_batches = po.micro_batches,
+                                    .device_memory_bytes = po.device_memory_bytes, .bandwidth_gbps = po.bandwidth_gbps,
+                                    .max_moves = opt.max_moves, .policy = opt.policy},
+                                   delta);
+    st.refine_time_s = secs(t0);
+    st.moves = r.moves;
+    if (r.status == status::feasible) {
+      st.objective_ms = r.objective_ms;
+      st.stage_of = r.stage_of;
+    }
+  }
+  return st;
+}
+
+inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  parmesan_result res;
+  std::vector<std::size_t> delta = distance_to_reconverging(g);
+  for (auto& d : delta) d = std::min(d, g.num_vertices());  // no reconverging vertex reachable
+  const std::size_t k = opt.alphas.size();
+  res.steps.resize(k);
+  unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, k));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < k; ++i) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t i = t; i < k; i += threads) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta);
+      });
+    for (auto& th : pool) th.join();
+  }
+  bool found = false;
+  bool capped = false;
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto& st = res.steps[i];
+    capped = capped || st.dp_status == status::limit_reached;
+    if (st.stage_of.empty()) continue;
+    if (!found || st.objective_ms < res.steps[res.best_step].objective_ms) {
+      found = true;
+      res.best_step = i;
+    }
+  }
+  if (found) {
+    res.status = status::feasible;
+    res.stage_of = res.steps[res.best_step].stage_of;
+    finish_partition(g, opt.partition, res);
+  } else {
+    res.status = capped ? status::limit_reached : status::infeasible;
+  }
+  res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace detail
+
+/// The Parmesan flow over any `profiled_dag` (copied once into an `op_graph`).
+template <profiled_dag G>
+[[nodiscard]] parmesan_result parmesan_partition(const G& g, const parmesan_options& opt) {
+  if constexpr (std::is_same_v<G, op_graph>)
+    return detail::parmesan_core(g, opt);
+  else
+    return detail::parmesan_core(to_op_graph(g), opt);
+}
+
+}  // namespace devplace
