@@ -2,11 +2,16 @@
 // The list of commands. Add a command: write commands/<name>.hpp with
 // `inline void register_<name>(CLI::App&)`, include it here and call it below.
 #include "commands/common.hpp"
+#include "commands/info.hpp"
+#include "commands/partition.hpp"
+#include "commands/topology.hpp"
 
 namespace devplace::cli {
 
 inline void register_all(CLI::App& app) {
-  (void)app;
+  register_info(app);
+  register_topology(app);
+  register_partition(app);
 }
 
 }  // namespace devplace::cli

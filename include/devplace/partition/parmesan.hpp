@@ -5,10 +5,17 @@
 ///   2. run the exact DP on the quotient graph (partition/pipeline_dp.hpp),
 ///   3. map the stages back to the operators and refine them (refine/boundary_refine.hpp),
 /// and keep the α whose refined partition has the smallest objective (max stage time, eq. 3).
-/// The α values run in parallel threads. Every step's objective and time is reported.
+/// The α values run in parallel threads. Every step's objective and time is reported. The flow
+/// also refines the fixed-order split of the unclustered graph (its reference, below) and
+/// returns that instead when it beats every α, so it is never worse than the fixed-order DP.
 ///
 /// The result is `feasible`, not `optimal`: clustering restricts the DP to unions of clusters.
 /// (The DP step is optimal for the clustered graph; `steps[k].dp_status` says so.)
+///
+/// The DP of each α is bounded by the objective of the fixed-order split of the unclustered
+/// graph (partition/topo_dp.hpp, O(n^2)): a clustering whose best partition cannot beat it is
+/// settled at once instead of being proved optimal, and its clustered fixed-order split is
+/// refined instead. This keeps pathological clusterings (one huge cluster) cheap.
 #include <chrono>
 #include <cstddef>
 #include <limits>
@@ -40,6 +47,8 @@ struct parmesan_step {
   double alpha = 0;
   std::size_t clusters = 0;                 ///< hyper-operators after clustering
   double cluster_time_s = 0;
+  /// `optimal`: the DP's partition is optimal for the clustered graph; `infeasible`: no clustered
+  /// partition beats the unclustered fixed-order split, and the clustered fixed-order split was used.
   devplace::status dp_status = status::infeasible;
   double dp_objective_ms = 0;               ///< objective of cluster + DP (atomic operators, eq. 3)
   double dp_time_s = 0;
@@ -52,12 +61,16 @@ struct parmesan_step {
 struct parmesan_result : partition_result {
   std::vector<parmesan_step> steps;         ///< one per α, in the order given
   std::size_t best_step = 0;                ///< index into `steps` of the partition returned
+  /// The unclustered fixed-order split, refined: the flow's reference. When it beats every α,
+  /// it is what the flow returns (`from_reference`).
+  double reference_objective_ms = 0;
+  bool from_reference = false;
 };
 
 namespace detail {
 
 inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt, double alpha,
-                                  const std::vector<std::size_t>& delta) {
+                                  const std::vector<std::size_t>& delta, double bound) {
   using clock = std::chrono::steady_clock;
   auto secs = [](clock::time_point a) { return std::chrono::duration<double>(clock::now() - a).count(); };
   parmesan_step st;
@@ -72,8 +85,15 @@ inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt
   st.cluster_time_s = secs(t0);
   t0 = clock::now();
   const op_graph q = to_op_graph(views::quotient(g, c.cluster_of));
-  const partition_result dp = pipeline_dp(q, po);
+  partition_options bounded = po;
+  bounded.upper_bound_ms = std::min(po.upper_bound_ms, bound);
+  partition_result dp = pipeline_dp(q, bounded);
   st.dp_status = dp.status;
+  if (dp.status == status::infeasible && bound < po.upper_bound_ms) {
+    // No partition of the clustered graph beats the unclustered fixed-order split: take the
+    // clustered fixed-order split as this alpha's starting point (refinement may still help).
+    dp = topo_dp(q, po);
+  }
   st.dp_time_s = secs(t0);
   if (!has_solution(dp.status)) return st;
   std::vector<std::size_t> stage_of(g.num_vertices());
@@ -101,6 +121,11 @@ inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt
 inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& opt) {
   const auto start = std::chrono::steady_clock::now();
   parmesan_result res;
+  // The fixed-order split of the unclustered graph bounds every alpha's DP: a clustered
+  // partition that cannot beat it is not worth proving optimal.
+  const partition_result reference = topo_dp(g, opt.partition);
+  const double bound = reference.status == status::feasible ? reference.objective_ms
+                                                            : std::numeric_limits<double>::infinity();
   std::vector<std::size_t> delta = distance_to_reconverging(g);
   for (auto& d : delta) d = std::min(d, g.num_vertices());  // no reconverging vertex reachable
   const std::size_t k = opt.alphas.size();
@@ -108,14 +133,33 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, k));
   if (threads <= 1) {
-    for (std::size_t i = 0; i < k; ++i) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta);
+    for (std::size_t i = 0; i < k; ++i) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta, bound);
   } else {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        for (std::size_t i = t; i < k; i += threads) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta);
+        for (std::size_t i = t; i < k; i += threads) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta, bound);
       });
     for (auto& th : pool) th.join();
+  }
+  // The reference: the unclustered fixed-order split, refined like the others.
+  std::vector<std::size_t> ref_stage_of;
+  if (reference.status == status::feasible) {
+    ref_stage_of = reference.stage_of;
+    res.reference_objective_ms = reference.objective_ms;
+    if (opt.refine) {
+      const auto& po = opt.partition;
+      const auto rr = boundary_refine(g, ref_stage_of,
+                                      {.stages = po.stages, .replicas = po.replicas, .micro_batches = po.micro_batches,
+                                       .device_memory_bytes = po.device_memory_bytes,
+                                       .bandwidth_gbps = po.bandwidth_gbps, .max_moves = opt.max_moves,
+                                       .policy = opt.policy},
+                                      delta);
+      if (rr.status == status::feasible) {
+        ref_stage_of = rr.stage_of;
+        res.reference_objective_ms = rr.objective_ms;
+      }
+    }
   }
   bool found = false;
   bool capped = false;
@@ -128,7 +172,12 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
       res.best_step = i;
     }
   }
-  if (found) {
+  if (!ref_stage_of.empty() && (!found || res.reference_objective_ms < res.steps[res.best_step].objective_ms)) {
+    res.status = status::feasible;
+    res.from_reference = true;
+    res.stage_of = ref_stage_of;
+    finish_partition(g, opt.partition, res);
+  } else if (found) {
     res.status = status::feasible;
     res.stage_of = res.steps[res.best_step].stage_of;
     finish_partition(g, opt.partition, res);

@@ -241,7 +241,14 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
   // No stage can take longer than all compute plus all communication: a pass under that bound
   // admits every partition.
   const double everything = stage_time_ms(total, bytes, o.cost()) * slack + 1e-12;
-  const double upper = std::min(everything, baseline.status == status::feasible ? baseline.objective_ms * slack + 1e-12 : inf);
+  double upper = std::min(everything, baseline.status == status::feasible ? baseline.objective_ms * slack + 1e-12 : inf);
+  const bool bounded = o.upper_bound_ms < upper;
+  if (bounded) upper = o.upper_bound_ms * slack + 1e-12;
+  if (lower > upper) {  // not even the lower bound fits under the caller's bound
+    r.status = status::infeasible;
+    r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
   std::uint64_t created = 0, total_created = 0;
   for (double U = lower > 0 ? lower * slack : 1e-9;; U = std::min(U * 1.05, upper)) {
     const bool last = !(U < upper);
@@ -249,7 +256,8 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
     total_created = std::max(total_created, created);
     if (r.status == status::optimal || r.status == status::limit_reached || last) break;
   }
-  if (r.status == status::limit_reached && baseline.status == status::feasible) {
+  if (r.status == status::limit_reached && baseline.status == status::feasible &&
+      baseline.objective_ms <= o.upper_bound_ms) {
     r = baseline;  // the fixed-order solution, for what it is worth
     r.status = status::limit_reached;
   }

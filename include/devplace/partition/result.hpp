@@ -18,7 +18,9 @@ struct partition_options {
   double device_memory_bytes = std::numeric_limits<double>::infinity();
   double bandwidth_gbps = 10.0;    ///< constant bandwidth β̄ of phase 1
   std::uint64_t max_downsets = 2'000'000;  ///< pipeline_dp: cap on the down-sets it may create
-  unsigned threads = 0;            ///< pipeline_dp: worker threads (0: hardware concurrency)
+  /// pipeline_dp: seek only partitions with objective <= this; when none exists the status is
+  /// `infeasible` (read: none under the bound). Cuts the search when a good partition is known.
+  double upper_bound_ms = std::numeric_limits<double>::infinity();
 
   [[nodiscard]] stage_cost_options cost() const noexcept {
     return {.replicas = replicas, .micro_batches = micro_batches, .device_memory_bytes = device_memory_bytes,
