@@ -64,6 +64,7 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     throw failure("--stages " + std::to_string(a.stages) + " exceeds the " + std::to_string(g.num_vertices()) +
                   " operators of the graph");
   partition_result r;
+  std::vector<partition_step> steps;
   std::string method = a.method;
   if (a.method == "dp") {
     r = pipeline_dp(g, po);
@@ -90,6 +91,14 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     log << "  reference: fixed-order split of all operators, refined: " << pr.reference_objective_ms << " ms"
         << (pr.from_reference ? " (kept)" : "") << '\n';
     if (pr.from_reference) method = "topo-dp+refine";
+    for (const auto& st : pr.steps) {
+      steps.push_back({"cluster", st.alpha, st.clusters, 0.0, st.cluster_time_s, "feasible"});
+      steps.push_back({st.dp_status == status::optimal ? "dp" : "topo-dp", st.alpha, st.clusters, st.dp_objective_ms,
+                       st.dp_time_s, std::string(to_string(st.dp_status))});
+      steps.push_back({"refine", st.alpha, st.clusters, st.objective_ms, st.refine_time_s,
+                       std::to_string(st.moves) + " moves"});
+    }
+    steps.push_back({"reference", 0.0, 0, pr.reference_objective_ms, 0.0, pr.from_reference ? "kept" : "not kept"});
     r = pr;
   }
   if (!has_solution(r.status))
@@ -104,7 +113,7 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
   p.partition = partition_summary{.objective_ms = r.objective_ms, .stage_time_ms = r.stage_time_ms,
                                   .stage_memory_bytes = r.stage_memory_bytes, .method = method,
                                   .optimal = r.status == status::optimal, .status = std::string(to_string(r.status)),
-                                  .time_s = r.time_s};
+                                  .time_s = r.time_s, .steps = steps};
   return p;
 }
 

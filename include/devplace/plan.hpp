@@ -9,6 +9,16 @@
 
 namespace devplace {
 
+/// One step of a partitioning flow (e.g. "cluster", "dp", "refine" for one alpha).
+struct partition_step {
+  std::string name;                      ///< what ran
+  double alpha = 0;                      ///< clustering alpha, where it applies (else 0)
+  std::size_t clusters = 0;              ///< hyper-operators, where it applies (else 0)
+  double objective_ms = 0;               ///< objective after the step (0 where not applicable)
+  double time_s = 0;                     ///< wall time of the step
+  std::string status;                    ///< the step's status
+};
+
 /// Figures of the partitioning step (phase 1).
 struct partition_summary {
   double objective_ms = 0;               ///< max stage time (eq. 3 with R replicas)
@@ -18,6 +28,7 @@ struct partition_summary {
   bool optimal = false;                  ///< proved optimal under the partitioning cost model
   std::string status;                    ///< devplace::status as text
   double time_s = 0;                     ///< wall time of the step
+  std::vector<partition_step> steps;     ///< the flow's steps, when it has several
 };
 
 /// Figures of the device-mapping step (phase 2).

@@ -38,7 +38,8 @@ TEST_CASE("plan JSON round-trips every part") {
   p.stage_of = {0, 0, 1};
   p.device_of = {{0, 1}, {2, 3}};
   p.partition = partition_summary{.objective_ms = 2.5, .stage_time_ms = {2.5, 1.0}, .stage_memory_bytes = {1, 2},
-                                  .method = "dp", .optimal = true, .status = "optimal", .time_s = 0.1};
+                                  .method = "dp", .optimal = true, .status = "optimal", .time_s = 0.1,
+                                  .steps = {{"cluster", 1.0, 32, 0.0, 0.001, "feasible"}, {"dp", 1.0, 32, 2.5, 0.01, "optimal"}}};
   p.mapping = mapping_summary{.objective_ms = 3, .lower_bound_ms = 2.9, .cost = "p2p", .method = "binary_search_backtracking",
                               .optimal = true, .nodes_explored = 42, .status = "optimal", .time_s = 0.01};
   p.simulation = simulation_summary{.schedule = "gpipe", .iteration_ms = 10, .samples_per_s = 100, .bubble_fraction = 0.2};
@@ -54,6 +55,10 @@ TEST_CASE("plan JSON round-trips every part") {
   REQUIRE(q.partition);
   CHECK(q.partition->stage_time_ms == p.partition->stage_time_ms);
   CHECK(q.partition->optimal);
+  REQUIRE(q.partition->steps.size() == 2);
+  CHECK(q.partition->steps[1].name == "dp");
+  CHECK(q.partition->steps[1].clusters == 32);
+  CHECK(q.partition->steps[1].objective_ms == 2.5);
   REQUIRE(q.mapping);
   CHECK(q.mapping->nodes_explored == 42);
   CHECK(q.mapping->lower_bound_ms == 2.9);

@@ -103,6 +103,21 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     ps.optimal = flag(*x, "optimal", "/partition");
     ps.status = str(*x, "status", "/partition");
     ps.time_s = num(*x, "time_s", "/partition");
+    if (const auto* steps = detail::reader::optional(*x, "steps")) {
+      r.array(*steps, "/partition/steps");
+      for (std::size_t k = 0; k < steps->size(); ++k) {
+        const std::string sp = detail::child("/partition/steps", k);
+        const auto& o = r.object((*steps)[k], sp);
+        partition_step st;
+        st.name = str(o, "name", sp);
+        st.alpha = num(o, "alpha", sp);
+        if (const auto* c = detail::reader::optional(o, "clusters")) st.clusters = r.count(*c, sp + "/clusters");
+        st.objective_ms = num(o, "objective_ms", sp);
+        st.time_s = num(o, "time_s", sp);
+        st.status = str(o, "status", sp);
+        ps.steps.push_back(std::move(st));
+      }
+    }
     p.partition = std::move(ps);
   }
   if (const auto* x = detail::reader::optional(doc, "mapping")) {
@@ -153,6 +168,12 @@ inline nlohmann::json plan_to_json(const plan& p) {
     doc["partition"] = {{"objective_ms", x.objective_ms}, {"stage_time_ms", x.stage_time_ms},
                         {"stage_memory_bytes", x.stage_memory_bytes}, {"method", x.method},
                         {"optimal", x.optimal}, {"status", x.status}, {"time_s", x.time_s}};
+    if (!x.steps.empty()) {
+      auto& steps = doc["partition"]["steps"] = nlohmann::json::array();
+      for (const auto& st : x.steps)
+        steps.push_back({{"name", st.name}, {"alpha", st.alpha}, {"clusters", st.clusters},
+                         {"objective_ms", st.objective_ms}, {"time_s", st.time_s}, {"status", st.status}});
+    }
   }
   if (p.mapping) {
     const auto& x = *p.mapping;
