@@ -1,0 +1,318 @@
+#pragma once
+/// \file sim/pipeline_simulator.hpp
+/// A discrete-event simulation of one training iteration of a mapped pipeline (seed-parmesan.md
+/// §8.2): S stages × R replicas on devices `device_of[s][r]`, MB micro-batches.
+///
+/// Tasks, per replica r and micro-batch m:
+///   * F(s, r, m) on device p(s, r), `forward_ms[s]`;
+///   * B(s, r, m) on the same device, `backward_ms[s]` (+ `forward_ms[s]` with recomputation);
+///   * for every stage-graph edge s → s' (M(s, s') > 0, s < s'): the activation A(s→s', r, m)
+///     after F(s, r, m), and the gradient G(s'→s, r, m) after B(s', r, m), each taking
+///     bytes / bandwidth + latency on the link p(s, r) → p(s', r) (or back);
+///   * AR(s): ring allreduce of the stage's P(s) parameter bytes over its replicas, after every
+///     B(s, ·, ·); 2(R−1) steps moving P/R bytes over every link of the ring (replicas 0..R−1 in
+///     index order) at once, i.e. 2(R−1)/R · P / (slowest ring bandwidth) plus 2(R−1) latencies;
+///   * the iteration ends when the last task does, plus `update_ms`.
+/// Dependencies: F(s, r, m) needs its incoming activations, B(s, r, m) its incoming gradients and
+/// F(s, r, m). Each device runs its compute tasks in the order of the schedule:
+///   * GPipe: F for m = 0..MB−1, then B for m = MB−1..0 (flush);
+///   * 1F1B: min(S − s, MB) warm-up forwards, then one backward, one forward, ..., then the
+///     remaining backwards, so at most min(S − s, MB) micro-batches are in flight on stage s.
+/// Links: with `serialize_links` (default) a directed device pair carries one transfer at a time,
+/// first come first served; otherwise transfers never wait. A task starts as soon as its
+/// dependencies are done and its device (or link) is free.
+///
+/// Outputs: iteration time, samples per second (micro_batch_size · R · MB per iteration), the
+/// bubble fraction 1 − (Σ compute busy time of the used devices) / (devices · iteration), which
+/// for S equal stages and no communication under GPipe is (S − 1) / (MB + S − 1); per-device busy
+/// time; peak in-flight micro-batches per stage; and the full event timeline.
+///
+/// Complexity: O(T log T) for the T = O(S R MB + |E_S| R MB + S) tasks.
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/topology/concepts.hpp"
+
+namespace devplace {
+
+enum class pipeline_schedule { gpipe, one_f_one_b };
+
+[[nodiscard]] constexpr std::string_view to_string(pipeline_schedule s) noexcept {
+  return s == pipeline_schedule::gpipe ? "gpipe" : "1f1b";
+}
+
+/// A mapped pipeline: what the simulator needs, independent of how it was produced.
+struct pipeline_model {
+  std::size_t stages = 0;                              ///< S
+  std::size_t replicas = 1;                            ///< R
+  std::vector<double> forward_ms, backward_ms;         ///< per stage, one micro-batch
+  std::vector<double> param_bytes;                     ///< P(s)
+  /// M[s][s'] for s < s': bytes of the stage-graph edge s → s' (activations forward, gradients
+  /// back), ≥ 0 for every edge — a 0-byte edge is still a dependency — and negative where there
+  /// is no edge.
+  std::vector<std::vector<double>> message_bytes;
+  std::vector<std::vector<std::size_t>> device_of;     ///< S rows of R devices
+};
+
+struct simulation_options {
+  std::size_t micro_batches = 4;                       ///< MB
+  double micro_batch_size = 1;                         ///< samples per micro-batch
+  pipeline_schedule schedule = pipeline_schedule::gpipe;
+  bool recompute = false;                              ///< activation recomputation
+  bool serialize_links = true;                         ///< one transfer at a time per directed device pair
+  bool allreduce = true;                               ///< simulate the gradient allreduce
+  double update_ms = 0;                                ///< optimizer step after the last task
+};
+
+enum class sim_task_kind { forward, backward, send_activation, send_gradient, allreduce };
+
+[[nodiscard]] constexpr std::string_view to_string(sim_task_kind k) noexcept {
+  switch (k) {
+    case sim_task_kind::forward: return "forward";
+    case sim_task_kind::backward: return "backward";
+    case sim_task_kind::send_activation: return "activation";
+    case sim_task_kind::send_gradient: return "gradient";
+    case sim_task_kind::allreduce: return "allreduce";
+  }
+  return "?";
+}
+
+/// One event of the timeline. Transfers name both devices; compute tasks have `to == from`.
+struct sim_event {
+  sim_task_kind kind;
+  std::size_t stage, replica, micro_batch;
+  std::size_t from, to;                                ///< devices
+  double start_ms, end_ms;
+};
+
+struct simulation_result {
+  double iteration_ms = 0;
+  double samples_per_s = 0;
+  double bubble_fraction = 0;
+  std::vector<double> device_busy_ms;                  ///< compute busy time, indexed by device id
+  std::vector<std::size_t> peak_in_flight;             ///< per stage: max micro-batches forwarded, not yet backwarded
+  std::vector<sim_event> timeline;                     ///< every task, in start order
+};
+
+/// Builds the model of `g` cut by `stage_of` into S stages with R replicas on `device_of`:
+/// per-stage forward/backward sums, parameter bytes, and M(s, s') = bytes of the edges between
+/// s and s' (docs/formats.md: edges with one end in each, either direction); -1 where no edge.
+[[nodiscard]] inline pipeline_model make_pipeline_model(const op_graph& g, const std::vector<std::size_t>& stage_of,
+                                                        std::size_t stages, std::vector<std::vector<std::size_t>> device_of) {
+  pipeline_model m;
+  m.stages = stages;
+  m.replicas = device_of.empty() ? 1 : device_of.front().size();
+  m.forward_ms.assign(stages, 0.0);
+  m.backward_ms.assign(stages, 0.0);
+  m.param_bytes.assign(stages, 0.0);
+  m.message_bytes.assign(stages, std::vector<double>(stages, -1.0));
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
+    m.forward_ms[stage_of[v]] += g.forward_ms(v);
+    m.backward_ms[stage_of[v]] += g.backward_ms(v);
+    m.param_bytes[stage_of[v]] += g.param_bytes(v);
+  }
+  const auto& s = g.structure();
+  for (csr_dag::edge_type e = 0; e < s.num_edges(); ++e) {
+    const std::size_t a = stage_of[s.source(e)], b = stage_of[s.target(e)];
+    if (a == b) continue;
+    double& mb = m.message_bytes[std::min(a, b)][std::max(a, b)];
+    mb = std::max(mb, 0.0) + g.edge_bytes_of(e);
+  }
+  m.device_of = std::move(device_of);
+  return m;
+}
+
+namespace detail {
+
+/// The non-template core over dense bandwidth (GB/s) and latency (us) matrices.
+inline simulation_result simulate_core(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
+                                       const simulation_options& o) {
+  const std::size_t S = m.stages, R = m.replicas, MB = o.micro_batches;
+  const std::size_t D = static_cast<std::size_t>(bw.rows());
+  auto transfer = [&](std::size_t a, std::size_t b, double bytes) {
+    if (a == b) return 0.0;
+    return bytes / (bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) * 1e6) +
+           lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) * 1e-3;
+  };
+  struct task {
+    sim_task_kind kind;
+    std::size_t stage, replica, mb, from, to;
+    double duration;
+    std::size_t missing = 0;            // unfinished dependencies
+    double ready = 0;                   // when the last dependency finished
+    std::vector<std::size_t> next;      // dependents
+  };
+  std::vector<task> tasks;
+  auto add = [&](sim_task_kind k, std::size_t s, std::size_t r, std::size_t mb, std::size_t from, std::size_t to, double d) {
+    tasks.push_back({k, s, r, mb, from, to, d, 0, 0, {}});
+    return tasks.size() - 1;
+  };
+  auto dep = [&](std::size_t before, std::size_t after) {
+    tasks[before].next.push_back(after);
+    ++tasks[after].missing;
+  };
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  // F and B ids: [s][r][mb]
+  std::vector<std::size_t> F(S * R * MB), B(S * R * MB);
+  auto idx = [&](std::size_t s, std::size_t r, std::size_t mb) { return (s * R + r) * MB + mb; };
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t d = m.device_of[s][r];
+      for (std::size_t mb = 0; mb < MB; ++mb) {
+        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, m.forward_ms[s]);
+        B[idx(s, r, mb)] = add(sim_task_kind::backward, s, r, mb, d, d,
+                               m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0));
+        dep(F[idx(s, r, mb)], B[idx(s, r, mb)]);
+      }
+    }
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t t = s + 1; t < S; ++t) {
+      const double bytes = m.message_bytes[s][t];
+      if (bytes < 0) continue;  // no edge
+      for (std::size_t r = 0; r < R; ++r) {
+        const std::size_t a = m.device_of[s][r], b = m.device_of[t][r];
+        for (std::size_t mb = 0; mb < MB; ++mb) {
+          const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, transfer(a, b, bytes));
+          dep(F[idx(s, r, mb)], act);
+          dep(act, F[idx(t, r, mb)]);
+          const auto grad = add(sim_task_kind::send_gradient, t, r, mb, b, a, transfer(b, a, bytes));
+          dep(B[idx(t, r, mb)], grad);
+          dep(grad, B[idx(s, r, mb)]);
+        }
+      }
+    }
+  std::vector<std::size_t> allreduce_task(S, none);
+  if (o.allreduce && R > 1)
+    for (std::size_t s = 0; s < S; ++s) {
+      if (m.param_bytes[s] <= 0) continue;
+      double slowest = 0;  // per ring step: the slowest link moving P / R bytes
+      for (std::size_t r = 0; r < R; ++r)
+        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % R], m.param_bytes[s] / double(R)));
+      const auto ar = add(sim_task_kind::allreduce, s, 0, 0, m.device_of[s][0], m.device_of[s][0],
+                          2.0 * double(R - 1) * slowest);
+      allreduce_task[s] = ar;
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t mb = 0; mb < MB; ++mb) dep(B[idx(s, r, mb)], ar);
+    }
+  // Per-device compute order of the schedule: chain consecutive tasks.
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t r = 0; r < R; ++r) {
+      std::vector<std::size_t> order;
+      if (o.schedule == pipeline_schedule::gpipe) {
+        for (std::size_t mb = 0; mb < MB; ++mb) order.push_back(F[idx(s, r, mb)]);
+        for (std::size_t mb = MB; mb-- > 0;) order.push_back(B[idx(s, r, mb)]);
+      } else {
+        const std::size_t warm = std::min(S - s, MB);
+        std::size_t f = 0, b = 0;
+        for (; f < warm; ++f) order.push_back(F[idx(s, r, f)]);
+        while (b < MB) {
+          order.push_back(B[idx(s, r, b++)]);
+          if (f < MB) order.push_back(F[idx(s, r, f++)]);
+        }
+      }
+      for (std::size_t k = 0; k + 1 < order.size(); ++k) dep(order[k], order[k + 1]);
+    }
+
+  // Event loop: a task whose dependencies are done waits for its link (if links serialise);
+  // compute tasks are already sequenced per device by the schedule chain.
+  simulation_result res;
+  res.device_busy_ms.assign(D, 0.0);
+  using entry = std::tuple<double, std::size_t>;  // (earliest start, task id)
+  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
+  std::map<std::pair<std::size_t, std::size_t>, double> link_free;
+  std::vector<double> start(tasks.size(), 0.0), end(tasks.size(), 0.0);
+  for (std::size_t t = 0; t < tasks.size(); ++t)
+    if (tasks[t].missing == 0) ready.emplace(0.0, t);
+  std::size_t done = 0;
+  double last = 0;
+  while (!ready.empty()) {
+    auto [est, t] = ready.top();
+    ready.pop();
+    task& k = tasks[t];
+    const bool is_link = k.kind == sim_task_kind::send_activation || k.kind == sim_task_kind::send_gradient;
+    double s0 = k.ready;
+    if (is_link && o.serialize_links && k.from != k.to) {
+      const double free = link_free[{k.from, k.to}];
+      if (free > est) {  // the link got busy since this entry was queued: wait in line
+        ready.emplace(free, t);
+        continue;
+      }
+      s0 = std::max(s0, free);
+      link_free[{k.from, k.to}] = s0 + k.duration;
+    }
+    start[t] = s0;
+    end[t] = s0 + k.duration;
+    last = std::max(last, end[t]);
+    ++done;
+    if (k.kind == sim_task_kind::forward || k.kind == sim_task_kind::backward) res.device_busy_ms[k.from] += k.duration;
+    res.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t]});
+    for (std::size_t n : k.next) {
+      tasks[n].ready = std::max(tasks[n].ready, end[t]);
+      if (--tasks[n].missing == 0) ready.emplace(tasks[n].ready, n);
+    }
+  }
+  DEVPLACE_EXPECTS(done == tasks.size());
+  res.iteration_ms = last + o.update_ms;
+  res.samples_per_s = res.iteration_ms > 0 ? o.micro_batch_size * double(R) * double(MB) / (res.iteration_ms / 1000.0) : 0;
+  double busy = 0;
+  std::size_t used = 0;
+  std::vector<char> is_used(D, 0);
+  for (const auto& row : m.device_of)
+    for (auto d : row) is_used[d] = 1;
+  for (std::size_t d = 0; d < D; ++d)
+    if (is_used[d]) {
+      busy += res.device_busy_ms[d];
+      ++used;
+    }
+  res.bubble_fraction = res.iteration_ms > 0 ? 1.0 - busy / (double(used) * res.iteration_ms) : 0;
+  // Peak in flight per stage: forwards started minus backwards finished, over time (replica 0).
+  res.peak_in_flight.assign(S, 0);
+  for (std::size_t s = 0; s < S; ++s) {
+    std::vector<std::pair<double, int>> ev;
+    for (std::size_t mb = 0; mb < MB; ++mb) {
+      ev.emplace_back(start[F[idx(s, 0, mb)]], +1);
+      ev.emplace_back(end[B[idx(s, 0, mb)]], -1);
+    }
+    std::sort(ev.begin(), ev.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+    int cur = 0, peak = 0;
+    for (auto [time, d] : ev) {
+      cur += d;
+      peak = std::max(peak, cur);
+    }
+    res.peak_in_flight[s] = static_cast<std::size_t>(peak);
+  }
+  std::stable_sort(res.timeline.begin(), res.timeline.end(),
+                   [](const sim_event& a, const sim_event& b) { return a.start_ms < b.start_ms; });
+  return res;
+}
+
+}  // namespace detail
+
+/// Simulates one iteration of `m` on any `device_topology`.
+template <device_topology T>
+[[nodiscard]] simulation_result simulate(const pipeline_model& m, const T& topology, const simulation_options& o = {}) {
+  const std::size_t D = devplace::num_devices(topology);
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Ones(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D));
+  Eigen::MatrixXd lat = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D));
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = 0; b < D; ++b)
+      if (a != b) {
+        bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = devplace::bandwidth_gbps(topology, a, b);
+        lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = devplace::latency_us(topology, a, b);
+      }
+  return detail::simulate_core(m, bw, lat, o);
+}
+
+}  // namespace devplace
