@@ -1,0 +1,112 @@
+#pragma once
+// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce] [--threads N]
+//              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
+// Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas onto the
+// devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
+// and the mapping figures.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "commands/common.hpp"
+#include "devplace/io/plan_json.hpp"
+#include "devplace/io/read_graph.hpp"
+#include "devplace/io/topology_json.hpp"
+#include "devplace/map/mapper.hpp"
+
+namespace devplace::cli {
+
+struct map_args {
+  std::string graph, format = "auto", topology, plan_file, cost = "auto", baseline, out;
+  unsigned threads = 0;
+  double timeout = std::numeric_limits<double>::infinity();
+  std::uint64_t seed = 1;
+};
+
+inline void print_mapping(const plan& p, std::ostream& os) {
+  const auto& m = *p.mapping;
+  os << "mapping         " << m.method << ", cost " << m.cost << ", S = " << p.stages << ", R = " << p.replicas
+     << ": objective " << m.objective_ms << " ms, lower bound " << m.lower_bound_ms << " ms (" << m.status
+     << (m.optimal ? ", proved optimal" : "") << ") in " << m.time_s << " s, " << m.nodes_explored << " nodes\n";
+  os << "  stage  devices\n";
+  for (std::size_t s = 0; s < p.device_of.size(); ++s) {
+    os << "  " << std::setw(5) << s << " ";
+    for (auto d : p.device_of[s]) os << ' ' << d;
+    os << '\n';
+  }
+}
+
+inline void run_map(const map_args& a, std::ostream& os) {
+  const op_graph g = io::read_graph(a.graph, a.format);
+  const matrix_topology topo = io::read_topology_json(a.topology);
+  plan p = io::read_plan_json(a.plan_file, &g);
+  const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
+  if (S * R > D)
+    throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
+                  std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+  const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
+  const link_costs L(topo);
+  const cost_choice requested = a.cost == "p2p" ? cost_choice::p2p
+                                : a.cost == "allreduce" ? cost_choice::allreduce
+                                                        : cost_choice::automatic;
+  const cost_choice cost = select_cost_model(sg, requested);
+  mapping_summary m;
+  m.cost = std::string(to_string(cost));
+  if (!a.baseline.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
+    p.device_of = baseline_map(sg, D, b, a.seed);
+    m.objective_ms = evaluate(sg, L, p.device_of, cost).objective_ms;
+    m.lower_bound_ms = cost == cost_choice::allreduce ? assignment_lower_bound(sg, L, allreduce_cost{})
+                                                      : assignment_lower_bound(sg, L, p2p_cost{});
+    m.method = a.baseline;
+    m.optimal = m.objective_ms <= m.lower_bound_ms;
+    m.status = std::string(to_string(m.optimal ? status::optimal : status::feasible));
+    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else {
+    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = a.timeout, .seed = a.seed});
+    p.device_of = r.device_of;
+    m.objective_ms = r.objective_ms;
+    m.lower_bound_ms = r.lower_bound_ms;
+    m.method = "binary_search_backtracking";
+    m.optimal = r.optimal;
+    m.nodes_explored = r.nodes_explored;
+    m.status = std::string(to_string(r.status));
+    m.time_s = r.time_s;
+  }
+  p.mapping = m;
+  if (!topo.name().empty()) p.topology = topo.name();
+  if (p.graph.empty()) p.graph = g.name();
+  print_mapping(p, os);
+  const std::string out = a.out.empty() ? a.plan_file : a.out;
+  io::write_plan_json(p, out);
+  os << "written         " << out << '\n';
+}
+
+inline void register_map(CLI::App& app) {
+  auto a = std::make_shared<map_args>();
+  auto* cmd = app.add_subcommand("map", "Map the stages x replicas of a plan onto the devices of a topology");
+  cmd->add_option("--graph", a->graph, "Graph file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", a->format, "Graph format")
+      ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))->capture_default_str();
+  cmd->add_option("--topology", a->topology, "Topology file (devplace.topology/1, either form)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--plan", a->plan_file, "Plan file with stage_of (devplace.plan/1)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--cost", a->cost, "Stage-time model: p2p (eq. 6), allreduce (eq. 7), auto (by the volume ratio)")
+      ->check(CLI::IsMember({"auto", "p2p", "allreduce"}))->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
+  cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--baseline", a->baseline, "Use a baseline map instead of searching")
+      ->check(CLI::IsMember({"cs", "p2p", "random"}));
+  cmd->add_option("--seed", a->seed, "Seed of the random map")->capture_default_str();
+  cmd->add_option("--out", a->out, "Write the plan here [over --plan]");
+  cmd->callback([a] { run_map(*a, std::cout); });
+}
+
+}  // namespace devplace::cli

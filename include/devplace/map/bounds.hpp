@@ -1,0 +1,157 @@
+#pragma once
+/// \file map/bounds.hpp
+/// Lower bounds of the mapping objective (seed-parmesan.md §7.5).
+///
+/// Per-device bound b(v, d): the least time G' vertex v can have on device d, whatever the other
+/// vertices' devices — `model.bound` with v alone placed. For the two models of the paper it is
+/// the "sorting-based approach":
+///   p2p (eq. 10):        c_u(s) + Σ_i M_(i)(s) · w_i(d)       messages descending, links ascending
+///   allreduce (eq. 11):  c_u(s) + 2(R−1)/R · P(s) · w_k(d)    k = min(2, R−1) fastest links out of d
+/// (w_i(d) the i-th smallest ms-per-byte out of d; with latency, the smallest latencies are added
+/// apart, which stays a bound). By the rearrangement inequality this is exactly the minimum over
+/// injective placements of the neighbours on the other devices when there is no latency.
+///
+///   sorting_lower_bound     = max_v min_d b(v, d)                                 (eq. 10 / 11)
+///   assignment_lower_bound  = min over injective p of max_v b(v, p(v))            (≥ eq. 10/11)
+/// The second is a bottleneck assignment: the S·R vertices need distinct devices, so the R copies
+/// of a heavy stage cannot all sit on its best device. Both are ≤ the optimum (Prop. 1).
+///
+/// Complexity: the table costs O(S·R·D·deg); the assignment bound a binary search over the
+/// O(V·D) distinct values, each step a capacitated bipartite matching over the groups of vertices
+/// with identical rows (the copies of a stage) — O(log(VD) · V · G·D).
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace {
+
+/// b(v, d) for every G' vertex v and device d, row-major (V rows of D).
+struct device_bound_table {
+  std::size_t vertices = 0, devices = 0;
+  std::vector<double> value;
+  [[nodiscard]] double operator()(std::size_t v, std::size_t d) const noexcept { return value[v * devices + d]; }
+};
+
+template <mapping_cost_model C>
+[[nodiscard]] device_bound_table make_device_bound_table(const stage_graph& g, const link_costs& L, const C& model) {
+  device_bound_table t{g.vertices(), L.devices(), {}};
+  t.value.assign(t.vertices * t.devices, 0.0);
+  std::vector<std::size_t> dev(g.vertices(), unplaced);
+  for (std::size_t v = 0; v < t.vertices; ++v) {
+    for (std::size_t d = 0; d < t.devices; ++d) {
+      dev[v] = d;
+      t.value[v * t.devices + d] = static_cast<double>(model.bound(g, L, std::span<const std::size_t>(dev), v));
+    }
+    dev[v] = unplaced;
+  }
+  return t;
+}
+
+/// max_v min_d b(v, d): eq. 10 under p2p_cost, eq. 11 under allreduce_cost.
+[[nodiscard]] inline double sorting_lower_bound(const device_bound_table& t) {
+  double lb = 0;
+  for (std::size_t v = 0; v < t.vertices; ++v) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t d = 0; d < t.devices; ++d) best = std::min(best, t(v, d));
+    lb = std::max(lb, best);
+  }
+  return lb;
+}
+
+template <mapping_cost_model C>
+[[nodiscard]] double sorting_lower_bound(const stage_graph& g, const link_costs& L, const C& model) {
+  return sorting_lower_bound(make_device_bound_table(g, L, model));
+}
+
+/// Eq. 10: the p2p lower bound t_l0^m.
+[[nodiscard]] inline double p2p_lower_bound(const stage_graph& g, const link_costs& L) {
+  return sorting_lower_bound(g, L, p2p_cost{});
+}
+/// Eq. 11: the allreduce lower bound t_l0^AR.
+[[nodiscard]] inline double allreduce_lower_bound(const stage_graph& g, const link_costs& L) {
+  return sorting_lower_bound(g, L, allreduce_cost{});
+}
+
+namespace detail {
+
+/// Groups of vertices whose rows of the table are identical: (representative vertex, count).
+inline std::vector<std::pair<std::size_t, std::size_t>> identical_rows(const device_bound_table& t) {
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  for (std::size_t v = 0; v < t.vertices; ++v) {
+    bool placed = false;
+    for (auto& [rep, n] : groups)
+      if (std::equal(t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices),
+                     t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices + t.devices),
+                     t.value.begin() + static_cast<std::ptrdiff_t>(v * t.devices))) {
+        ++n;
+        placed = true;
+        break;
+      }
+    if (!placed) groups.emplace_back(v, 1);
+  }
+  return groups;
+}
+
+/// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta.
+inline bool groups_fit(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                       double theta) {
+  const std::size_t D = t.devices;
+  std::vector<std::size_t> owner(D, unplaced);
+  std::vector<char> seen(D, 0);
+  std::function<bool(std::size_t)> augment = [&](std::size_t gi) -> bool {
+    const std::size_t rep = groups[gi].first;
+    for (std::size_t d = 0; d < D; ++d) {
+      if (seen[d] || t(rep, d) > theta) continue;
+      seen[d] = 1;
+      if (owner[d] == unplaced || augment(owner[d])) {
+        owner[d] = gi;
+        return true;
+      }
+    }
+    return false;
+  };
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (std::size_t k = 0; k < groups[gi].second; ++k) {
+      std::fill(seen.begin(), seen.end(), 0);
+      if (!augment(gi)) return false;
+    }
+  return true;
+}
+
+}  // namespace detail
+
+/// The bottleneck-assignment bound: min over injective p of max_v b(v, p(v)); +inf if the
+/// vertices outnumber the devices.
+[[nodiscard]] inline double assignment_lower_bound(const device_bound_table& t) {
+  if (t.vertices > t.devices) return std::numeric_limits<double>::infinity();
+  if (t.vertices == 0) return 0.0;
+  const auto groups = detail::identical_rows(t);
+  std::vector<double> values;
+  values.reserve(groups.size() * t.devices);
+  for (auto [rep, n] : groups)
+    for (std::size_t d = 0; d < t.devices; ++d) values.push_back(t(rep, d));
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::size_t lo = 0, hi = values.size() - 1;  // values[hi] always fits (every device allowed)
+  // the answer is at least the sorting bound: start there
+  const double slb = sorting_lower_bound(t);
+  lo = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), slb) - values.begin());
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (detail::groups_fit(t, groups, values[mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  return values[lo];
+}
+
+template <mapping_cost_model C>
+[[nodiscard]] double assignment_lower_bound(const stage_graph& g, const link_costs& L, const C& model) {
+  return assignment_lower_bound(make_device_bound_table(g, L, model));
+}
+
+}  // namespace devplace

@@ -1,0 +1,180 @@
+#pragma once
+/// \file map/symmetry.hpp
+/// Device symmetries of a topology, for sound symmetry breaking in the mapper.
+///
+/// An automorphism of a topology is a permutation σ of the devices with w(σa, σb) = w(a, b) and
+/// latency(σa, σb) = latency(a, b) for all pairs: relabelling a mapping by σ leaves every stage
+/// time, hence the objective, unchanged (for any cost model that reads devices only through the
+/// link costs). Two kinds are used:
+///   * twins: devices d < d' whose swap is an automorphism (identical rows and columns, e.g. the
+///     GPUs of one node of a two-level system). Found exactly, O(D²) typical, O(D³) worst.
+///   * orbits of the automorphism group and of the stabiliser of one device (mesh, torus, the
+///     nodes of a cluster). Found by a bounded backtracking search for automorphisms; only verified
+///     automorphisms merge orbits, so the orbits found are a refinement of the true ones (sound).
+/// The mapper turns them into lex-leader constraints over its fixed mapping order (docs/mapping.md).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+
+namespace devplace {
+
+namespace detail {
+
+inline bool same_link(const link_costs& L, std::size_t a, std::size_t b, std::size_t c, std::size_t d) {
+  return L.ms_per_byte(a, b) == L.ms_per_byte(c, d) && L.latency_ms(a, b) == L.latency_ms(c, d);
+}
+
+/// A cheap invariant of a device: its sorted outgoing and incoming link rows.
+inline std::vector<std::vector<double>> device_signatures(const link_costs& L) {
+  std::vector<std::vector<double>> sig(L.devices());
+  for (std::size_t a = 0; a < L.devices(); ++a) {
+    auto& s = sig[a];
+    for (std::size_t x = 0; x < L.devices(); ++x)
+      if (x != a) s.push_back(L.ms_per_byte(a, x)), s.push_back(L.ms_per_byte(x, a));
+    std::vector<double> l;
+    for (std::size_t x = 0; x < L.devices(); ++x)
+      if (x != a) l.push_back(L.latency_ms(a, x)), l.push_back(L.latency_ms(x, a));
+    std::sort(s.begin(), s.end());
+    std::sort(l.begin(), l.end());
+    s.insert(s.end(), l.begin(), l.end());
+  }
+  return sig;
+}
+
+}  // namespace detail
+
+/// For every device d, the next smaller device whose swap with d is an automorphism (`unplaced`
+/// if none). Twins form cliques, so this chains each class in index order.
+[[nodiscard]] inline std::vector<std::size_t> device_twins(const link_costs& L) {
+  const std::size_t D = L.devices();
+  std::vector<std::size_t> prev(D, unplaced);
+  std::vector<std::size_t> rep(D);
+  std::iota(rep.begin(), rep.end(), std::size_t{0});
+  auto twins = [&](std::size_t a, std::size_t b) {
+    if (!detail::same_link(L, a, b, b, a)) return false;
+    for (std::size_t x = 0; x < D; ++x) {
+      if (x == a || x == b) continue;
+      if (!detail::same_link(L, a, x, b, x) || !detail::same_link(L, x, a, x, b)) return false;
+    }
+    return true;
+  };
+  std::vector<std::size_t> last_of_class;  // last member of each class found so far, by class
+  std::vector<std::size_t> class_rep;
+  for (std::size_t d = 0; d < D; ++d) {
+    bool found = false;
+    for (std::size_t k = 0; k < class_rep.size(); ++k)
+      if (twins(class_rep[k], d)) {
+        prev[d] = last_of_class[k];
+        last_of_class[k] = d;
+        found = true;
+        break;
+      }
+    if (!found) class_rep.push_back(d), last_of_class.push_back(d);
+  }
+  return prev;
+}
+
+/// Searches for an automorphism σ with σ(a) = b for every pair (a, b) of `fixed`, spending at most
+/// `budget` link comparisons (decremented). Returns σ, or nothing if none exists or the budget ran
+/// out.
+[[nodiscard]] inline std::optional<std::vector<std::size_t>> find_automorphism(
+    const link_costs& L, const std::vector<std::vector<double>>& signature,
+    const std::vector<std::pair<std::size_t, std::size_t>>& fixed, std::uint64_t& budget) {
+  const std::size_t D = L.devices();
+  std::vector<std::size_t> sigma(D, unplaced), inv(D, unplaced), mapped;  // mapped: domain in order
+  for (auto [a, b] : fixed) {
+    if (signature[a] != signature[b]) return std::nullopt;
+    if (sigma[a] != unplaced || inv[b] != unplaced) {
+      if (sigma[a] != b) return std::nullopt;
+      continue;
+    }
+    for (auto z : mapped) {
+      if (budget == 0) return std::nullopt;
+      --budget;
+      if (!detail::same_link(L, a, z, b, sigma[z]) || !detail::same_link(L, z, a, sigma[z], b)) return std::nullopt;
+    }
+    sigma[a] = b, inv[b] = a, mapped.push_back(a);
+  }
+  std::vector<std::size_t> todo;  // the devices left to map, in index order
+  for (std::size_t x = 0; x < D; ++x)
+    if (sigma[x] == unplaced) todo.push_back(x);
+  std::vector<std::size_t> next_y(todo.size() + 1, 0);
+  std::size_t k = 0;  // index into todo
+  while (k < todo.size()) {
+    const std::size_t x = todo[k];
+    bool placed = false;
+    for (std::size_t& y = next_y[k]; y < D; ++y) {
+      if (inv[y] != unplaced || signature[x] != signature[y]) continue;
+      bool ok = true;
+      for (auto z : mapped) {
+        if (budget == 0) return std::nullopt;
+        --budget;
+        if (!detail::same_link(L, x, z, y, sigma[z]) || !detail::same_link(L, z, x, sigma[z], y)) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      sigma[x] = y, inv[y] = x, mapped.push_back(x);
+      ++y;
+      placed = true;
+      break;
+    }
+    if (placed) {
+      ++k;
+      if (k < next_y.size()) next_y[k] = 0;
+      continue;
+    }
+    if (k == 0) return std::nullopt;  // exhausted
+    --k;
+    const std::size_t px = todo[k];
+    inv[sigma[px]] = unplaced, sigma[px] = unplaced, mapped.pop_back();
+  }
+  return sigma;
+}
+
+/// For every device, the smallest device known to be in its orbit under the automorphisms that
+/// fix every device of `fixed_points` (found within `budget` link comparisons; devices whose orbit
+/// could not be settled stay alone, which is sound for lex-leader symmetry breaking).
+[[nodiscard]] inline std::vector<std::size_t> device_orbit_minima(const link_costs& L,
+                                                                  const std::vector<std::vector<double>>& signature,
+                                                                  const std::vector<std::size_t>& fixed_points,
+                                                                  std::uint64_t& budget) {
+  const std::size_t D = L.devices();
+  std::vector<std::size_t> parent(D);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  auto find = [&](std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](std::size_t a, std::size_t b) {
+    a = find(a), b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the root is the orbit minimum
+  };
+  std::vector<char> is_fixed(D, 0);
+  for (auto f : fixed_points) is_fixed[f] = 1;
+  for (std::size_t b = 0; b < D && budget > 0; ++b) {
+    if (is_fixed[b] || find(b) != b) continue;
+    for (std::size_t a = 0; a < b && budget > 0; ++a) {
+      if (is_fixed[a] || find(a) != a || signature[a] != signature[b]) continue;
+      std::vector<std::pair<std::size_t, std::size_t>> pairs;
+      for (auto f : fixed_points) pairs.emplace_back(f, f);
+      pairs.emplace_back(a, b);
+      if (auto sigma = find_automorphism(L, signature, pairs, budget)) {
+        for (std::size_t x = 0; x < D; ++x) unite(x, (*sigma)[x]);
+        break;
+      }
+    }
+  }
+  std::vector<std::size_t> m(D);
+  for (std::size_t x = 0; x < D; ++x) m[x] = find(x);
+  return m;
+}
+
+}  // namespace devplace

@@ -1,0 +1,237 @@
+#include "devplace/map/mapper.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "devplace/topology/generators.hpp"
+#include "map/map_support.hpp"
+
+using namespace devplace;
+using devplace::test::brute_force;
+using devplace::test::random_stage_graph;
+using devplace::test::random_topology;
+
+namespace {
+
+void check_valid(const stage_graph& g, std::size_t D, const mapping_result& r) {
+  REQUIRE(r.device_of.size() == g.stages());
+  std::set<std::size_t> used;
+  for (const auto& row : r.device_of) {
+    REQUIRE(row.size() == g.replicas());
+    for (auto d : row) {
+      CHECK(d < D);
+      used.insert(d);
+    }
+  }
+  CHECK(used.size() == g.vertices());
+}
+
+// (S, R) shapes with S·R ≤ D.
+std::pair<std::size_t, std::size_t> random_shape(std::mt19937_64& rng, std::size_t D) {
+  for (;;) {
+    const std::size_t S = 1 + rng() % D, R = 1 + rng() % D;
+    if (S * R <= D && S * R >= 2) return {S, R};
+  }
+}
+
+template <class Model>
+void property_round(std::mt19937_64& rng, std::size_t D, test::topo_kind kind, const Model& model,
+                    const mapper_options& o) {
+  const auto [S, R] = random_shape(rng, D);
+  const auto g = random_stage_graph(rng, S, R);
+  const auto topo = random_topology(rng, D, kind);
+  const link_costs L(topo);
+  const double opt = brute_force(g, L, model);
+  const auto r = map_devices(g, L, model, o);
+  INFO("D=" << D << " S=" << S << " R=" << R << " kind=" << int(kind) << " model=" << model.name());
+  check_valid(g, D, r);
+  CHECK(r.status == status::optimal);
+  CHECK(r.optimal);
+  CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+  CHECK(r.objective_ms == doctest::Approx(evaluate(g, L, r.device_of, model).objective_ms).epsilon(1e-12));
+  CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+  CHECK(r.initial_lower_bound_ms <= opt * (1 + 1e-12));
+  CHECK(r.initial_upper_bound_ms >= opt * (1 - 1e-12));
+}
+
+// A user model: the "theoretically exact" stage time c_u + c_m + c_AR (not the paper's choice).
+struct combined_cost {
+  std::string_view name() const { return "p2p+allreduce"; }
+  std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
+    auto a = p2p_cost{}.dependencies(g, v), b = allreduce_cost{}.dependencies(g, v);
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev, std::size_t v) const {
+    return p2p_cost{}.time(g, L, dev, v) + allreduce_cost{}.time(g, L, dev, v) - g.compute_ms(g.stage_of_vertex(v));
+  }
+  double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev, std::size_t v) const {
+    return p2p_cost{}.bound(g, L, dev, v) + allreduce_cost{}.bound(g, L, dev, v) - g.compute_ms(g.stage_of_vertex(v));
+  }
+};
+static_assert(mapping_cost_model<combined_cost>);
+static_assert(mapping_cost_model<p2p_cost>);
+static_assert(mapping_cost_model<allreduce_cost>);
+
+}  // namespace
+
+TEST_CASE("mapper: objective equals brute force over all bijections, p2p") {
+  std::mt19937_64 rng(11);
+  for (int it = 0; it < 150; ++it) {
+    const std::size_t D = 2 + rng() % 7;  // 2..8
+    property_round(rng, D, test::all_topo_kinds[it % 4], p2p_cost{}, {.threads = 1 + unsigned(it % 2)});
+  }
+}
+
+TEST_CASE("mapper: objective equals brute force over all bijections, allreduce") {
+  std::mt19937_64 rng(12);
+  for (int it = 0; it < 150; ++it) {
+    const std::size_t D = 2 + rng() % 7;
+    property_round(rng, D, test::all_topo_kinds[it % 4], allreduce_cost{}, {.threads = 1 + unsigned(it % 2)});
+  }
+}
+
+TEST_CASE("mapper: nine devices, both models, with and without the extras") {
+  std::mt19937_64 rng(13);
+  for (int it = 0; it < 8; ++it) {
+    const auto kind = test::all_topo_kinds[it % 4];
+    const mapper_options o{.threads = 2, .symmetry_breaking = it % 2 == 0, .extra_pruning = it % 4 < 2};
+    property_round(rng, 9, kind, p2p_cost{}, o);
+    property_round(rng, 9, kind, allreduce_cost{}, o);
+  }
+}
+
+TEST_CASE("mapper: paper mode (no extra pruning, no symmetry breaking, eq. 10/11 start) is exact too") {
+  std::mt19937_64 rng(14);
+  const mapper_options o{.threads = 2, .symmetry_breaking = false, .extra_pruning = false, .assignment_bound = false};
+  for (int it = 0; it < 16; ++it) {
+    const std::size_t D = 3 + rng() % 5;
+    property_round(rng, D, test::all_topo_kinds[it % 4], p2p_cost{}, o);
+    property_round(rng, D, test::all_topo_kinds[it % 4], allreduce_cost{}, o);
+  }
+}
+
+TEST_CASE("mapper: a user-supplied cost model is searched exactly") {
+  std::mt19937_64 rng(15);
+  for (int it = 0; it < 16; ++it) {
+    const std::size_t D = 2 + rng() % 6;
+    property_round(rng, D, test::all_topo_kinds[it % 4], combined_cost{}, {.threads = 2});
+  }
+}
+
+TEST_CASE("mapper: symmetric topologies (two-level, torus) with twins and orbits") {
+  std::mt19937_64 rng(16);
+  const matrix_topology tops[] = {two_level(2, 4), torus2d(2, 4), mesh2d(2, 4), two_level(4, 2), dgx1()};
+  for (int it = 0; it < 25; ++it) {
+    const auto& topo = tops[it % 5];
+    const link_costs L(topo);
+    const auto [S, R] = random_shape(rng, 8);
+    const auto g = random_stage_graph(rng, S, R);
+    for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
+      const auto r = map_devices(g, L, {.cost = c, .threads = 2});
+      const double opt = c == cost_choice::p2p ? brute_force(g, L, p2p_cost{}) : brute_force(g, L, allreduce_cost{});
+      INFO("it=" << it << " S=" << S << " R=" << R << " cost=" << to_string(c));
+      CHECK(r.optimal);
+      CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("mapper: relabelling the devices does not change the objective") {
+  std::mt19937_64 rng(17);
+  for (int it = 0; it < 12; ++it) {
+    const std::size_t D = 8 + rng() % 9;  // 8..16
+    const auto [S, R] = random_shape(rng, D);
+    const auto g = random_stage_graph(rng, S, R);
+    const auto topo = random_topology(rng, D, test::all_topo_kinds[it % 4]);
+    std::vector<std::size_t> perm(D);
+    std::iota(perm.begin(), perm.end(), std::size_t{0});
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const auto moved = test::relabel(topo, perm);
+    for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
+      const auto a = map_devices(g, topo, {.cost = c, .threads = 2, .timeout_s = 20});
+      const auto b = map_devices(g, moved, {.cost = c, .threads = 2, .timeout_s = 20});
+      INFO("it=" << it << " D=" << D << " S=" << S << " R=" << R << " cost=" << to_string(c));
+      REQUIRE(a.optimal);
+      REQUIRE(b.optimal);
+      CHECK(a.objective_ms == doctest::Approx(b.objective_ms).epsilon(1e-9));
+      // the relabelled mapping of a is a mapping of b with the same objective
+      device_mapping m = a.device_of;
+      for (auto& row : m)
+        for (auto& d : row) d = perm[d];
+      CHECK(evaluate(g, moved, m, c).objective_ms == doctest::Approx(a.objective_ms).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("mapper: one thread and several threads agree; symmetry breaking changes nodes, not the optimum") {
+  std::mt19937_64 rng(18);
+  const auto topo = torus2d(4, 4);
+  for (int it = 0; it < 4; ++it) {
+    const auto g = random_stage_graph(rng, 4, 4);
+    for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
+      const auto one = map_devices(g, topo, {.cost = c, .threads = 1});
+      const auto two = map_devices(g, topo, {.cost = c, .threads = 3});
+      const auto plain = map_devices(g, topo, {.cost = c, .threads = 1, .symmetry_breaking = false});
+      REQUIRE(one.optimal);
+      REQUIRE(two.optimal);
+      REQUIRE(plain.optimal);
+      CHECK(one.objective_ms == doctest::Approx(two.objective_ms).epsilon(1e-9));
+      CHECK(one.objective_ms == doctest::Approx(plain.objective_ms).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("mapper: optimal only when proved; a timeout leaves the best mapping found") {
+  // 64 random devices, 8 x 8: the bracket cannot close in a microsecond
+  const auto topo = uniform_dist(64, 5);
+  std::mt19937_64 rng(19);
+  const auto g = random_stage_graph(rng, 8, 8);
+  for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
+    const auto r = map_devices(g, topo, {.cost = c, .threads = 2, .timeout_s = 1e-6});
+    CHECK(r.status == status::timed_out);
+    CHECK_FALSE(r.optimal);
+    CHECK(r.lower_bound_ms < r.objective_ms);
+    check_valid(g, 64, r);
+    CHECK(r.objective_ms <= r.initial_upper_bound_ms);
+    CHECK(r.objective_ms == doctest::Approx(evaluate(g, topo, r.device_of, c).objective_ms).epsilon(1e-12));
+  }
+  // a per-target timeout moves the bracket without proof: never optimal unless proved
+  const auto h = map_devices(g, topo, {.cost = cost_choice::p2p, .threads = 1, .timeout_s = 10, .target_timeout_s = 1e-6});
+  if (h.optimal) CHECK(h.objective_ms - h.lower_bound_ms <= 1e-9 * h.objective_ms);
+  else CHECK(h.status != status::optimal);
+}
+
+TEST_CASE("mapping_search: a failed target certifies a lower bound above it") {
+  std::mt19937_64 rng(20);
+  for (int it = 0; it < 20; ++it) {
+    const std::size_t D = 3 + rng() % 5;
+    const auto [S, R] = random_shape(rng, D);
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const double opt = brute_force(g, L, p2p_cost{});
+    const mapping_search<p2p_cost> s(g, L);
+    const auto below = s.search(opt * (1 - 1e-6) - 1e-9);
+    CHECK(below.completed);
+    CHECK_FALSE(below.found);
+    CHECK(below.next_lower_bound_ms > opt * (1 - 1e-6) - 1e-9);
+    CHECK(below.next_lower_bound_ms <= opt * (1 + 1e-12));
+    const auto at = s.search(opt);
+    CHECK(at.found);
+    CHECK(at.objective_ms <= opt);
+    CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(at.dev)).objective_ms == doctest::Approx(opt));
+    std::atomic<bool> stop{true};
+    const auto stopped = s.search(opt * 2, &stop);  // may finish before the first poll
+    if (!stopped.completed) CHECK_FALSE(stopped.found);
+  }
+}
+
+TEST_CASE("mapper: rejects more stage replicas than devices") {
+  const stage_graph g(3, {1, 1}, {0, 0}, {{0, 1}, {1, 0}});
+  CHECK_THROWS_AS((void)map_devices(g, two_level(1, 4), {}), std::invalid_argument);
+}
