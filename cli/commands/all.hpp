@@ -3,7 +3,10 @@
 // `inline void register_<name>(CLI::App&)`, include it here and call it below.
 #include "commands/common.hpp"
 #include "commands/info.hpp"
+#include "commands/map.hpp"
 #include "commands/partition.hpp"
+#include "commands/plan.hpp"
+#include "commands/simulate.hpp"
 #include "commands/topology.hpp"
 
 namespace devplace::cli {
@@ -12,6 +15,9 @@ inline void register_all(CLI::App& app) {
   register_info(app);
   register_topology(app);
   register_partition(app);
+  register_simulate(app);
+  register_plan(app);
+  register_map(app);
 }
 
 }  // namespace devplace::cli

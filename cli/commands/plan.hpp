@@ -1,0 +1,82 @@
+#pragma once
+// devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
+//               [--schedule gpipe|1f1b] [--clusters K] [--all-products] [--map-timeout S] [--out plan.json]
+// The main job: search (S, R), partition, map and simulate every configuration, keep the fastest.
+#include <CLI/CLI.hpp>
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands/common.hpp"
+#include "devplace/io/plan_json.hpp"
+#include "devplace/io/read_graph.hpp"
+#include "devplace/io/topology_json.hpp"
+#include "devplace/sim/plan_search.hpp"
+
+namespace devplace::cli {
+
+inline void register_plan(CLI::App& app) {
+  struct args_t {
+    std::string graph, format = "auto", topology, schedule = "gpipe", out;
+    plan_search_options o;
+  };
+  auto a = std::make_shared<args_t>();
+  auto* cmd = app.add_subcommand("plan", "Search (S, R), partition, map and simulate: the whole flow");
+  cmd->add_option("--graph", a->graph, "Graph file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", a->format, "Graph format")
+      ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))->capture_default_str();
+  cmd->add_option("--topology", a->topology, "Topology file (matrix or generator form)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--devices", a->o.devices, "Devices to use [all of the topology]");
+  cmd->add_option("--micro-batches", a->o.micro_batches, "Micro-batches per iteration")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--micro-batch-size", a->o.micro_batch_size, "Samples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
+  cmd->add_option("--clusters,-K", a->o.clusters, "Hyper-operators of the partitioning flow")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
+  cmd->add_flag("--all-products", a->o.all_products, "Try every S x R <= D, not only S x R = D");
+  cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
+  cmd->add_option("--out", a->out, "Write the chosen plan here");
+  cmd->callback([a] {
+    const op_graph g = io::read_graph(a->graph, a->format);
+    const matrix_topology t = io::read_topology_json(a->topology);
+    a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
+    const auto r = search_plan(g, t, a->o);
+    std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
+              << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
+              << "      S    R  partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
+    for (const auto& c : r.candidates) {
+      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << c.replicas;
+      if (c.status != status::feasible) {
+        std::cout << "  " << c.reason << '\n';
+        continue;
+      }
+      std::cout << std::fixed << std::setprecision(3) << std::setw(14) << c.partition_ms << std::setw(13) << c.mapping_ms
+                << std::setw(9) << (c.mapping_optimal ? "yes" : "no") << std::setw(14) << c.iteration_ms << std::setw(12)
+                << c.samples_per_s << std::setw(7) << std::setprecision(2) << c.samples_per_s / c.cs_samples_per_s << "x"
+                << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x\n"
+                << std::defaultfloat << std::setprecision(6);
+    }
+    if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
+    const auto& best = r.candidates[r.best];
+    const plan& p = best.result;
+    std::cout << "chosen          S = " << p.stages << ", R = " << p.replicas << ": " << best.samples_per_s
+              << " samples/s simulated (" << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
+              << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
+              << "  stage  operators  time ms  devices\n";
+    std::vector<std::size_t> size(p.stages, 0);
+    for (auto x : p.stage_of) ++size[x];
+    for (std::size_t s = 0; s < p.stages; ++s) {
+      std::cout << "  " << std::setw(5) << s << "  " << std::setw(9) << size[s] << "  " << std::setw(7)
+                << std::setprecision(4) << p.partition->stage_time_ms[s] << "  ";
+      for (auto d : p.device_of[s]) std::cout << d << (t.device_names().empty() ? "" : "=" + t.device_names()[d]) << ' ';
+      std::cout << '\n';
+    }
+    if (!a->out.empty()) {
+      io::write_plan_json(p, a->out);
+      std::cout << "written         " << a->out << '\n';
+    }
+  });
+}
+
+}  // namespace devplace::cli

@@ -1,0 +1,165 @@
+#pragma once
+/// \file sim/plan_search.hpp
+/// The (S, R) search of Parmesan (Appendix B): for D devices, every configuration with S · R = D
+/// (or every S · R ≤ D with `all_products`), S ≤ operators, runs partition (the Parmesan flow) →
+/// map (binary search + backtracking) → simulate, in parallel threads, and picks the
+/// configuration with the highest simulated throughput (samples per second; digest G17). Each
+/// configuration also simulates the CS map and the p2p map of the same partition, so the gain of
+/// the mapping is visible.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "devplace/map/baselines.hpp"
+#include "devplace/map/mapper.hpp"
+#include "devplace/map/stage_graph.hpp"
+#include "devplace/partition/parmesan.hpp"
+#include "devplace/plan.hpp"
+#include "devplace/sim/pipeline_simulator.hpp"
+#include "devplace/topology/matrix_topology.hpp"
+
+namespace devplace {
+
+struct plan_search_options {
+  std::size_t devices = 0;             ///< D; 0: every device of the topology
+  bool all_products = false;           ///< every S·R ≤ D instead of S·R = D
+  std::size_t micro_batches = 4;       ///< MB
+  double micro_batch_size = 1;         ///< samples per micro-batch (for samples/s)
+  pipeline_schedule schedule = pipeline_schedule::gpipe;
+  bool recompute = true;               ///< Parmesan trains with activation recomputation
+  std::size_t clusters = 32;           ///< K of the flow
+  double bandwidth_gbps = 10.0;        ///< phase-1 constant bandwidth
+  double map_timeout_s = 5.0;          ///< per configuration
+  unsigned threads = 0;                ///< configurations at once; 0: hardware concurrency
+};
+
+/// One configuration tried.
+struct plan_candidate {
+  std::size_t stages = 0, replicas = 0;
+  devplace::status status = status::infeasible;  ///< feasible when partition, map and simulation ran
+  std::string reason;                            ///< why not, otherwise empty
+  double partition_ms = 0;                       ///< phase-1 objective
+  double mapping_ms = 0;                         ///< phase-2 objective
+  bool mapping_optimal = false;
+  std::string cost;                              ///< p2p or allreduce
+  double iteration_ms = 0, samples_per_s = 0, bubble_fraction = 0;
+  double cs_samples_per_s = 0, p2p_samples_per_s = 0;  ///< the baseline maps on the same partition
+  double time_s = 0;
+  plan result;                                   ///< the full plan of this configuration
+};
+
+struct plan_search_result {
+  devplace::status status = status::infeasible;  ///< feasible when some configuration worked
+  std::size_t best = 0;                          ///< index into `candidates`
+  std::vector<plan_candidate> candidates;
+  double time_s = 0;
+};
+
+namespace detail {
+
+inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t S, std::size_t R,
+                               const plan_search_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  plan_candidate c;
+  c.stages = S;
+  c.replicas = R;
+  double memory = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < t.num_devices(); ++d) memory = std::min(memory, t.device_memory_bytes(d));
+  const partition_options po{.stages = S, .replicas = R, .micro_batches = o.micro_batches,
+                             .device_memory_bytes = memory, .bandwidth_gbps = o.bandwidth_gbps};
+  const auto part = parmesan_partition(g, {.partition = po, .clusters = o.clusters, .threads = 1});
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (!has_solution(part.status)) {
+    c.reason = "no partition fits (" + std::string(to_string(part.status)) + ")";
+    c.time_s = elapsed();
+    return c;
+  }
+  c.partition_ms = part.objective_ms;
+  const stage_graph sg = make_stage_graph(g, part.stage_of, S, R);
+  const auto m = map_devices(sg, t, mapper_options{.threads = 1, .timeout_s = o.map_timeout_s});
+  if (m.device_of.empty()) {
+    c.reason = "no mapping (" + std::string(to_string(m.status)) + ")";
+    c.time_s = elapsed();
+    return c;
+  }
+  c.mapping_ms = m.objective_ms;
+  c.mapping_optimal = m.optimal;
+  c.cost = m.cost;
+  const simulation_options so{.micro_batches = o.micro_batches, .micro_batch_size = o.micro_batch_size,
+                              .schedule = o.schedule, .recompute = o.recompute};
+  auto run = [&](const device_mapping& dev) {
+    std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
+    return simulate(make_pipeline_model(g, part.stage_of, S, rows), t, so);
+  };
+  const auto sim = run(m.device_of);
+  c.iteration_ms = sim.iteration_ms;
+  c.samples_per_s = sim.samples_per_s;
+  c.bubble_fraction = sim.bubble_fraction;
+  c.cs_samples_per_s = run(cs_map(sg)).samples_per_s;
+  c.p2p_samples_per_s = run(p2p_map(sg)).samples_per_s;
+  c.status = status::feasible;
+  plan& p = c.result;
+  p.graph = g.name();
+  p.topology = t.name();
+  p.stages = S;
+  p.replicas = R;
+  p.micro_batches = o.micro_batches;
+  p.stage_of = part.stage_of;
+  p.device_of.assign(m.device_of.begin(), m.device_of.end());
+  p.partition = partition_summary{.objective_ms = part.objective_ms, .stage_time_ms = part.stage_time_ms,
+                                  .stage_memory_bytes = part.stage_memory_bytes,
+                                  .method = part.from_reference ? "topo-dp+refine" : "cluster+dp+refine",
+                                  .optimal = false, .status = std::string(to_string(part.status)), .time_s = part.time_s};
+  p.mapping = mapping_summary{.objective_ms = m.objective_ms, .lower_bound_ms = m.lower_bound_ms, .cost = m.cost,
+                              .method = "binary_search_backtracking", .optimal = m.optimal,
+                              .nodes_explored = m.nodes_explored, .status = std::string(to_string(m.status)),
+                              .time_s = m.time_s};
+  p.simulation = simulation_summary{.schedule = std::string(to_string(o.schedule)), .iteration_ms = sim.iteration_ms,
+                                    .samples_per_s = sim.samples_per_s, .bubble_fraction = sim.bubble_fraction};
+  c.time_s = elapsed();
+  return c;
+}
+
+}  // namespace detail
+
+/// Searches (S, R) for `g` on `t` (see the file comment).
+[[nodiscard]] inline plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
+                                                    const plan_search_options& o = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  plan_search_result res;
+  const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
+  std::vector<std::pair<std::size_t, std::size_t>> configs;
+  for (std::size_t S = 1; S <= std::min(D, g.num_vertices()); ++S)
+    for (std::size_t R = 1; S * R <= D; ++R)
+      if (o.all_products || S * R == D) configs.emplace_back(S, R);
+  res.candidates.resize(configs.size());
+  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(configs.size(), 1)));
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < configs.size();)
+      res.candidates[i] = detail::plan_one(g, t, configs[i].first, configs[i].second, o);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  bool found = false;
+  for (std::size_t i = 0; i < res.candidates.size(); ++i)
+    if (res.candidates[i].status == status::feasible &&
+        (!found || res.candidates[i].samples_per_s > res.candidates[res.best].samples_per_s)) {
+      found = true;
+      res.best = i;
+    }
+  res.status = found ? status::feasible : status::infeasible;
+  res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace devplace

@@ -1,0 +1,42 @@
+#include "devplace/sim/plan_search.hpp"
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "devplace/io/graph_json.hpp"
+#include "devplace/partition/stage_cost.hpp"
+#include "devplace/topology/generators.hpp"
+
+using namespace devplace;
+
+TEST_CASE("search_plan tries every S x R = D, keeps the fastest simulated configuration, and returns valid plans") {
+  const op_graph g = io::read_graph_json(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/inception_v3_mbs32.json");
+  const auto t = two_level(2, 4);  // 8 devices
+  const auto r = search_plan(g, t, {.micro_batches = 4, .micro_batch_size = 32, .map_timeout_s = 5, .threads = 2});
+  REQUIRE(r.status == status::feasible);
+  std::set<std::pair<std::size_t, std::size_t>> configs;
+  for (const auto& c : r.candidates) {
+    configs.emplace(c.stages, c.replicas);
+    CHECK(c.stages * c.replicas == 8);
+    if (c.status != status::feasible) continue;
+    CHECK(c.samples_per_s <= r.candidates[r.best].samples_per_s);
+    const plan& p = c.result;
+    // The plan is a valid partition mapped onto distinct devices, and its figures are its own.
+    const auto e = evaluate_partition(g, p.stage_of, p.stages, {.replicas = p.replicas, .micro_batches = 4});
+    CHECK(e.valid);
+    std::set<std::size_t> used;
+    for (const auto& row : p.device_of) {
+      CHECK(row.size() == p.replicas);
+      for (auto d : row) used.insert(d);
+    }
+    CHECK(used.size() == 8);
+    CHECK(*used.rbegin() < 8);
+    const auto sim = simulate(make_pipeline_model(g, p.stage_of, p.stages, p.device_of), t,
+                              {.micro_batches = 4, .micro_batch_size = 32, .recompute = true});
+    CHECK(sim.samples_per_s == doctest::Approx(c.samples_per_s));
+    CHECK(c.mapping_ms <= c.result.mapping->objective_ms + 1e-9);
+  }
+  CHECK(configs == std::set<std::pair<std::size_t, std::size_t>>{{1, 8}, {2, 4}, {4, 2}, {8, 1}});
+}
