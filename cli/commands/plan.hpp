@@ -13,13 +13,15 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
+#include "devplace/io/atomic_write.hpp"
 #include "devplace/sim/plan_search.hpp"
+#include "devplace/sim/svg.hpp"
 
 namespace devplace::cli {
 
 inline void register_plan(CLI::App& app) {
   struct args_t {
-    std::string graph, format = "auto", topology, schedule = "gpipe", out;
+    std::string graph, format = "auto", topology, schedule = "gpipe", out, svg;
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -37,6 +39,8 @@ inline void register_plan(CLI::App& app) {
   cmd->add_flag("--all-products", a->o.all_products, "Try every S x R <= D, not only S x R = D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
   cmd->add_option("--out", a->out, "Write the chosen plan here");
+  cmd->add_option("--svg", a->svg, "Write gantt.svg, heatmap.svg and stage_graph.svg of the chosen plan into this directory")
+      ->check(CLI::ExistingDirectory);
   cmd->callback([a] {
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology);
@@ -75,6 +79,16 @@ inline void register_plan(CLI::App& app) {
     if (!a->out.empty()) {
       io::write_plan_json(p, a->out);
       std::cout << "written         " << a->out << '\n';
+    }
+    if (!a->svg.empty()) {
+      const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
+      const auto sim = simulate(model, t, {.micro_batches = a->o.micro_batches, .micro_batch_size = a->o.micro_batch_size,
+                                           .schedule = a->o.schedule, .recompute = a->o.recompute});
+      const std::filesystem::path dir = a->svg;
+      io::atomic_write(dir / "gantt.svg", gantt_svg(sim, t.num_devices()));
+      io::atomic_write(dir / "heatmap.svg", heatmap_svg(t, p.device_of));
+      io::atomic_write(dir / "stage_graph.svg", stage_graph_svg(model));
+      std::cout << "written         " << (dir / "gantt.svg").string() << ", heatmap.svg, stage_graph.svg\n";
     }
   });
 }
