@@ -19,7 +19,7 @@ int main() {
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& m : models) {
     const devplace::op_graph g = devplace::bench::bundled(m.name);
-    const auto r = devplace::search_plan(g, topo, {.micro_batches = 4, .micro_batch_size = m.micro_batch_size,
+    const auto r = devplace::search_plan(g, topo, {.exact_product = true, .micro_batches = 4, .micro_batch_size = m.micro_batch_size,
                                                    .map_timeout_s = 5});
     if (r.status != devplace::status::feasible) {
       std::printf("| %s | no configuration fits | | | | | | | | %.2f |\n", g.name().c_str(), r.time_s);

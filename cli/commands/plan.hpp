@@ -1,6 +1,6 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
-//               [--schedule gpipe|1f1b] [--clusters K] [--all-products] [--map-timeout S] [--out plan.json]
+//               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
 // The main job: search (S, R), partition, map and simulate every configuration, keep the fastest.
 #include <CLI/CLI.hpp>
 
@@ -36,7 +36,7 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
   cmd->add_option("--clusters,-K", a->o.clusters, "Hyper-operators of the partitioning flow")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
-  cmd->add_flag("--all-products", a->o.all_products, "Try every S x R <= D, not only S x R = D");
+  cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
   cmd->add_option("--out", a->out, "Write the chosen plan here");
   cmd->add_option("--svg", a->svg, "Write gantt.svg, heatmap.svg and stage_graph.svg of the chosen plan into this directory")

@@ -14,7 +14,7 @@ using namespace devplace;
 TEST_CASE("search_plan tries every S x R = D, keeps the fastest simulated configuration, and returns valid plans") {
   const op_graph g = io::read_graph_json(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/inception_v3_mbs32.json");
   const auto t = two_level(2, 4);  // 8 devices
-  const auto r = search_plan(g, t, {.micro_batches = 4, .micro_batch_size = 32, .map_timeout_s = 5, .threads = 2});
+  const auto r = search_plan(g, t, {.exact_product = true, .micro_batches = 4, .micro_batch_size = 32, .map_timeout_s = 5, .threads = 2});
   REQUIRE(r.status == status::feasible);
   std::set<std::pair<std::size_t, std::size_t>> configs;
   for (const auto& c : r.candidates) {
@@ -39,4 +39,14 @@ TEST_CASE("search_plan tries every S x R = D, keeps the fastest simulated config
     CHECK(c.mapping_ms <= c.result.mapping->objective_ms + 1e-9);
   }
   CHECK(configs == std::set<std::pair<std::size_t, std::size_t>>{{1, 8}, {2, 4}, {4, 2}, {8, 1}});
+}
+
+TEST_CASE("search_plan tries every S x R <= D by default") {
+  const op_graph g = io::read_graph_json(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/inception_v3_mbs32.json");
+  const auto r = search_plan(g, two_level(1, 4), {.micro_batch_size = 32, .map_timeout_s = 2, .threads = 2});
+  std::set<std::pair<std::size_t, std::size_t>> configs;
+  for (const auto& c : r.candidates) configs.emplace(c.stages, c.replicas);
+  // S x R <= 4: (1,1..4), (2,1..2), (3,1), (4,1).
+  CHECK(configs == std::set<std::pair<std::size_t, std::size_t>>{{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 2}, {3, 1}, {4, 1}});
+  CHECK(r.status == status::feasible);
 }

@@ -1,7 +1,7 @@
 #pragma once
 /// \file sim/plan_search.hpp
-/// The (S, R) search of Parmesan (Appendix B): for D devices, every configuration with S · R = D
-/// (or every S · R ≤ D with `all_products`), S ≤ operators, runs partition (the Parmesan flow) →
+/// The (S, R) search of Parmesan (Appendix B): for D devices, every configuration with S · R ≤ D
+/// (only S · R = D with `exact_product`), S ≤ operators, runs partition (the Parmesan flow) →
 /// map (binary search + backtracking) → simulate, in parallel threads, and picks the
 /// configuration with the highest simulated throughput (samples per second; digest G17). Within
 /// a configuration, α is chosen by simulation too: the partition of every α (and the flow's
@@ -30,7 +30,7 @@ namespace devplace {
 
 struct plan_search_options {
   std::size_t devices = 0;             ///< D; 0: every device of the topology
-  bool all_products = false;           ///< every S·R ≤ D instead of S·R = D
+  bool exact_product = false;          ///< only S·R = D (Parmesan's experiments), not every S·R ≤ D
   std::size_t micro_batches = 4;       ///< MB
   double micro_batch_size = 1;         ///< samples per micro-batch (for samples/s)
   pipeline_schedule schedule = pipeline_schedule::gpipe;
@@ -164,7 +164,7 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
   std::vector<std::pair<std::size_t, std::size_t>> configs;
   for (std::size_t S = 1; S <= std::min(D, g.num_vertices()); ++S)
     for (std::size_t R = 1; S * R <= D; ++R)
-      if (o.all_products || S * R == D) configs.emplace_back(S, R);
+      if (!o.exact_product || S * R == D) configs.emplace_back(S, R);
   res.candidates.resize(configs.size());
   unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(configs.size(), 1)));
