@@ -1,0 +1,178 @@
+#pragma once
+/// \file ilp/backends/glpk.hpp
+/// `glpk_solver`: solves an `ilp::model` with GLPK's branch-and-cut (`glp_intopt` with its
+/// presolver). This is the only devplace header that includes <glpk.h>; link the target
+/// `devplace::glpk` (it defines DEVPLACE_HAS_GLPK=1).
+///
+///   #include <devplace/ilp/backends/glpk.hpp>
+///   auto sol = devplace::ilp::glpk_solver{}.solve(m, {.time_limit_s = 10});
+///
+/// Settings: presolve on (`presolve = false` solves the LP relaxation with the simplex first and
+/// then branches without presolving), terminal output off unless `verbose`, time limit `tm_lim`,
+/// relative gap `mip_gap`. GLPK is single-threaded: `threads` is ignored.
+/// Status: `optimal` when glp_intopt ended normally with an optimal MIP; `feasible` when it stopped
+/// on the requested gap; `time_limit` with the incumbent, if any; `infeasible` when the LP
+/// relaxation or the search proved it; `unbounded` when the LP relaxation is unbounded.
+/// `best_bound` is the best bound of the active nodes, tracked by a search callback.
+/// GLPK keeps per-thread state; solves on different threads each create their own problem object.
+#include <glpk.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devplace/ilp/concepts.hpp"
+#include "devplace/ilp/model.hpp"
+#include "devplace/ilp/solution.hpp"
+
+namespace devplace::ilp {
+
+namespace detail {
+struct glpk_bound_tracker {
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  static void callback(glp_tree* tree, void* info) {
+    auto* self = static_cast<glpk_bound_tracker*>(info);
+    const int p = glp_ios_best_node(tree);
+    if (p == 0) return;
+    const double b = glp_ios_node_bound(tree, p);
+    if (std::isfinite(b) && std::abs(b) < 1e300) self->bound = b;
+  }
+};
+}  // namespace detail
+
+struct glpk_solver {
+  bool presolve = true;  ///< glp_intopt's MIP presolver
+
+  [[nodiscard]] static constexpr const char* name() noexcept { return "glpk"; }
+
+  [[nodiscard]] solution solve(const model& m, const solve_options& o = {}) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    solution sol;
+    sol.solver = "glpk";
+    const auto finish = [&]() -> solution {
+      sol.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return sol;
+    };
+    std::unique_ptr<glp_prob, void (*)(glp_prob*)> owner(glp_create_prob(), &glp_delete_prob);
+    glp_prob* P = owner.get();
+    const int n = static_cast<int>(m.num_vars()), r = static_cast<int>(m.num_rows());
+    glp_set_obj_dir(P, m.sense() == objective_sense::minimize ? GLP_MIN : GLP_MAX);
+    if (r > 0) glp_add_rows(P, r);
+    if (n > 0) glp_add_cols(P, n);
+    for (int j = 1; j <= n; ++j) {
+      const auto& v = m.variables()[static_cast<std::size_t>(j - 1)];
+      const bool lo = v.lower != -infinity, up = v.upper != infinity;
+      const int type = v.lower == v.upper ? GLP_FX : lo && up ? GLP_DB : lo ? GLP_LO : up ? GLP_UP : GLP_FR;
+      glp_set_col_bnds(P, j, type, lo ? v.lower : 0.0, up ? v.upper : 0.0);
+      if (v.kind != var_kind::continuous) glp_set_col_kind(P, j, GLP_IV);
+    }
+    for (const auto& t : m.objective_terms()) glp_set_obj_coef(P, static_cast<int>(t.index) + 1, t.coef);
+    glp_set_obj_coef(P, 0, m.objective_constant());
+    std::vector<int> ia{0}, ja{0};
+    std::vector<double> ar{0.0};
+    for (int i = 1; i <= r; ++i) {
+      const auto& row = m.rows()[static_cast<std::size_t>(i - 1)];
+      const int type = row.rel == relation::less_equal ? GLP_UP : row.rel == relation::greater_equal ? GLP_LO : GLP_FX;
+      glp_set_row_bnds(P, i, type, row.rhs, row.rhs);
+      for (const auto& t : row.terms) {
+        ia.push_back(i);
+        ja.push_back(static_cast<int>(t.index) + 1);
+        ar.push_back(t.coef);
+      }
+    }
+    glp_load_matrix(P, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+
+    detail::glpk_bound_tracker tracker;
+    glp_iocp parm;
+    glp_init_iocp(&parm);
+    parm.msg_lev = o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+    parm.presolve = presolve ? GLP_ON : GLP_OFF;
+    if (std::isfinite(o.time_limit_s))
+      parm.tm_lim = static_cast<int>(std::clamp(o.time_limit_s * 1000.0, 0.0, static_cast<double>(INT_MAX)));
+    if (o.relative_gap > 0) parm.mip_gap = o.relative_gap;
+    parm.cb_func = &detail::glpk_bound_tracker::callback;
+    parm.cb_info = &tracker;
+
+    int ret = 0;
+    if (!presolve) {
+      glp_smcp sp;
+      glp_init_smcp(&sp);
+      sp.msg_lev = parm.msg_lev;
+      ret = glp_simplex(P, &sp);
+      if (ret == 0) {
+        const int st = glp_get_status(P);
+        if (st == GLP_NOFEAS) {
+          sol.status = solve_status::infeasible;
+          return finish();
+        }
+        if (st == GLP_UNBND) {
+          sol.status = solve_status::unbounded;
+          sol.message = "the LP relaxation is unbounded";
+          return finish();
+        }
+      }
+    }
+    if (ret == 0) ret = glp_intopt(P, &parm);
+    const int mst = glp_mip_status(P);
+    const bool has_x = mst == GLP_OPT || mst == GLP_FEAS;
+    if (has_x) {
+      sol.values.resize(static_cast<std::size_t>(n));
+      for (int j = 1; j <= n; ++j) {
+        double x = glp_mip_col_val(P, j);
+        if (m.is_integral(static_cast<std::size_t>(j - 1))) x = std::round(x);
+        sol.values[static_cast<std::size_t>(j - 1)] = x;
+      }
+      sol.objective = m.objective_value(sol.values);
+    }
+    const bool minimize = m.sense() == objective_sense::minimize;
+    switch (ret) {
+      case 0:
+        sol.status = mst == GLP_OPT ? solve_status::optimal
+                     : mst == GLP_NOFEAS ? solve_status::infeasible
+                     : mst == GLP_FEAS ? solve_status::feasible
+                                       : solve_status::error;
+        if (sol.status == solve_status::error) sol.message = "glp_intopt ended without a MIP status";
+        break;
+      case GLP_ENOPFS: sol.status = solve_status::infeasible; break;
+      case GLP_ENODFS: {
+        // The LP relaxation has no dual feasible solution: unbounded or infeasible. Decide it.
+        glp_smcp sp;
+        glp_init_smcp(&sp);
+        sp.msg_lev = GLP_MSG_OFF;
+        sp.presolve = GLP_OFF;
+        const int sret = glp_simplex(P, &sp);
+        const int st = glp_get_status(P);
+        if (sret == 0 && st == GLP_NOFEAS) {
+          sol.status = solve_status::infeasible;
+        } else {
+          sol.status = solve_status::unbounded;
+          sol.message = "the LP relaxation is unbounded";
+        }
+        break;
+      }
+      case GLP_ETMLIM: sol.status = solve_status::time_limit; break;
+      case GLP_EMIPGAP: sol.status = solve_status::feasible; break;
+      default:
+        sol.status = solve_status::error;
+        sol.message = "glp_intopt returned " + std::to_string(ret);
+        break;
+    }
+    if (sol.status == solve_status::optimal) {
+      sol.best_bound = sol.objective;
+    } else if (!std::isnan(tracker.bound) && (has_x || sol.status == solve_status::time_limit)) {
+      sol.best_bound = tracker.bound + 0.0;
+      if (has_x) sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
+    }
+    if (!has_x && sol.status != solve_status::time_limit) sol.values.clear();
+    return finish();
+  }
+};
+
+static_assert(ilp_solver<glpk_solver>);
+
+}  // namespace devplace::ilp

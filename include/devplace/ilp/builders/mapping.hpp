@@ -1,0 +1,261 @@
+#pragma once
+/// \file ilp/builders/mapping.hpp
+/// The device-mapping problem of Parmesan (seed-parmesan.md §7.1–7.2, docs/formats.md "Cost
+/// conventions") as a MILP: place the S·R stage replicas of a `stage_graph` on distinct devices of
+/// any `device_topology`, minimising the largest stage-replica time under the p2p (eq. 6/8) or the
+/// allreduce (eq. 7/9) model. The optimum is the objective in ms that `map_devices` and
+/// `devplace map` report for the same input.
+///
+/// Formulation (v = s·R + r a stage replica, d, e devices, T(d, e, x) = x / (B(d, e)·10^6) +
+/// latency(d, e) in ms, the `link_costs` transfer time):
+///   x_{v,d} ∈ {0,1}          Σ_d x_{v,d} = 1 (every replica placed)   Σ_v x_{v,d} ≤ 1 (injective)
+///   for every pair {v, w} whose joint placement a time reads (p2p: replica r of two stages with
+///   M(s, s') > 0; allreduce: neighbours on the ring of a stage), continuous y^{vw}_{d,e} ≥ 0 for
+///   d ≠ e with
+///       Σ_e y^{vw}_{d,e} = x_{v,d} ∀d,   Σ_d y^{vw}_{d,e} = x_{w,e} ∀e
+///   (the first-level RLT linearisation of x_{v,d}·x_{w,e}: exact for binary x, and tighter than
+///   y ≥ x + x − 1)
+///   p2p:        t ≥ c_u(s) + Σ_{s'∈adj(s)} Σ_{d≠e} T(d, e, M(s, s')) · y^{v,v'}_{d,e}    ∀ v = (s, r)
+///   allreduce:  t ≥ c_u(s) + Σ_{d≠e} T(d, e, 2(R−1)/R·P(s)) · y^{(s,q),(s,q+1)}_{d,e}   ∀ s, q (ring links)
+///   minimise t,      t ≥ max_s c_u(s).
+/// Symmetry breaking (`symmetry_breaking`, valid for the model, on by default): p2p — the replica
+/// copies are interchangeable, so the replicas of stage 0 take increasing devices; allreduce — a
+/// ring can be rotated, so replica 0 of every stage has the smallest device of its ring, and (on
+/// a symmetric topology) reflected, so dev(s, 1) < dev(s, R−1); rings of identical stages (equal
+/// c_u and P) are ordered by their smallest device.
+/// Size: S·R·D binaries; D(D−1) continuous columns and 2D rows per pair (R·|E_S| pairs under p2p,
+/// S·R ring links under allreduce); S·R (p2p) or S·R (allreduce) time rows.
+///
+///   auto ilp = devplace::ilp::build_mapping_ilp(sg, topology, {.cost = devplace::cost_choice::p2p});
+///   devplace::mapping_result r = ilp.decode(devplace::ilp::glpk_solver{}.solve(ilp.model(), {}));
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "devplace/ilp/concepts.hpp"
+#include "devplace/ilp/expr.hpp"
+#include "devplace/ilp/model.hpp"
+#include "devplace/ilp/solution.hpp"
+#include "devplace/map/baselines.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/mapper.hpp"
+#include "devplace/map/stage_graph.hpp"
+#include "devplace/topology/concepts.hpp"
+
+namespace devplace::ilp {
+
+struct mapping_ilp_options {
+  cost_choice cost = cost_choice::automatic;  ///< automatic: the paper's ratio rule (select_cost_model)
+  bool symmetry_breaking = true;              ///< the valid symmetry-breaking rows described above
+};
+
+/// A mapping MILP and what is needed to read its solutions back.
+class mapping_ilp {
+ public:
+  [[nodiscard]] const ilp::model& model() const noexcept { return m_; }
+  [[nodiscard]] ilp::model& model() noexcept { return m_; }
+  /// The resolved cost model (never `automatic`).
+  [[nodiscard]] cost_choice cost() const noexcept { return cost_; }
+  /// x_{v,d}: replica r of stage s (v = s·R + r) on device d.
+  [[nodiscard]] var placement(std::size_t s, std::size_t r, std::size_t d) const {
+    return x_.at((s * g_.replicas() + r) * L_.devices() + d);
+  }
+  /// The epigraph variable t (the objective, ms).
+  [[nodiscard]] var objective_var() const noexcept { return t_; }
+
+  /// The device of every stage replica in `sol` (S rows of R devices). Throws
+  /// std::invalid_argument when `sol` does not hold a valid placement.
+  [[nodiscard]] device_mapping devices(const solution& sol) const {
+    if (!sol.has_values() || sol.values.size() != m_.num_vars())
+      throw std::invalid_argument("mapping_ilp: the solution has no values for this model");
+    const std::size_t V = g_.vertices(), D = L_.devices();
+    std::vector<std::size_t> dev(V, unplaced);
+    for (std::size_t v = 0; v < V; ++v)
+      for (std::size_t d = 0; d < D; ++d)
+        if (sol.values[x_[v * D + d].index] > 0.5) {
+          if (dev[v] != unplaced) throw std::invalid_argument("mapping_ilp: a stage replica is placed twice");
+          dev[v] = d;
+        }
+    return unflatten(g_, dev);  // evaluate() checks injectivity
+  }
+
+  /// Reads a solver's answer back as a `mapping_result`: the mapping, its objective evaluated
+  /// from scratch under the model, the solver's proved bound, and the status (optimal only when
+  /// the solver proved it). Throws std::runtime_error when the solver failed (ilp::result_status).
+  [[nodiscard]] mapping_result decode(const solution& sol) const {
+    mapping_result r;
+    r.status = result_status(sol);
+    r.cost = std::string(to_string(cost_));
+    r.time_s = sol.time_s;
+    if (sol.has_values() && r.status != status::infeasible) {
+      r.device_of = devices(sol);
+      r.objective_ms = cost_ == cost_choice::allreduce ? evaluate(g_, L_, r.device_of, allreduce_cost{}).objective_ms
+                                                       : evaluate(g_, L_, r.device_of, p2p_cost{}).objective_ms;
+      r.lower_bound_ms = std::isnan(sol.best_bound) ? 0.0 : std::min(sol.best_bound, r.objective_ms);
+      r.optimal = r.status == status::optimal;
+      if (r.optimal) r.lower_bound_ms = r.objective_ms;
+    } else if (r.status == status::optimal || r.status == status::feasible) {
+      throw std::invalid_argument("mapping_ilp: the solution has no values");
+    } else if (!std::isnan(sol.best_bound)) {
+      r.lower_bound_ms = sol.best_bound;
+    }
+    return r;
+  }
+
+ private:
+  friend mapping_ilp build_mapping_ilp(const stage_graph&, const link_costs&, const mapping_ilp_options&);
+  mapping_ilp(const stage_graph& g, const link_costs& L) : m_("devplace_mapping"), g_(g), L_(L) {}
+
+  ilp::model m_;
+  stage_graph g_;
+  link_costs L_;
+  cost_choice cost_ = cost_choice::p2p;
+  std::vector<var> x_;
+  var t_;
+};
+
+/// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
+/// topology has fewer than S·R devices.
+[[nodiscard]] inline mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L,
+                                                   const mapping_ilp_options& o = {}) {
+  const std::size_t S = g.stages(), R = g.replicas(), V = g.vertices(), D = L.devices();
+  if (V > D)
+    throw std::invalid_argument("mapping_ilp: " + std::to_string(S) + " stages x " + std::to_string(R) +
+                                " replicas need " + std::to_string(V) + " devices, the topology has " + std::to_string(D));
+  mapping_ilp p(g, L);
+  p.cost_ = select_cost_model(g, o.cost);
+  const bool allreduce = p.cost_ == cost_choice::allreduce;
+  auto& m = p.m_;
+  auto vname = [&](std::size_t v) { return "s" + std::to_string(v / R) + "r" + std::to_string(v % R); };
+
+  p.x_.resize(V * D);
+  for (std::size_t v = 0; v < V; ++v)
+    for (std::size_t d = 0; d < D; ++d) p.x_[v * D + d] = m.add_binary("x_" + vname(v) + "_d" + std::to_string(d));
+  auto X = [&](std::size_t v, std::size_t d) { return p.x_[v * D + d]; };
+  double tmin = 0;
+  for (std::size_t s = 0; s < S; ++s) tmin = std::max(tmin, g.compute_ms(s));
+  p.t_ = m.add_continuous(tmin, infinity, "t");
+
+  for (std::size_t v = 0; v < V; ++v) {
+    linear_expr e;
+    for (std::size_t d = 0; d < D; ++d) e.add(X(v, d), 1.0);
+    m.add(e == 1.0, "place_" + vname(v));
+  }
+  for (std::size_t d = 0; d < D; ++d) {
+    linear_expr e;
+    for (std::size_t v = 0; v < V; ++v) e.add(X(v, d), 1.0);
+    m.add(e <= 1.0, "device_" + std::to_string(d));
+  }
+
+  // Linearised pair placements y^{vw}_{d,e} (v < w), created on first use.
+  struct pair_vars {
+    std::size_t v, w;
+    std::vector<var> y;  // D×D, index d*D + e; unused on the diagonal
+  };
+  std::vector<pair_vars> pairs;
+  auto pair_of = [&](std::size_t a, std::size_t b) -> const pair_vars& {
+    const std::size_t v = std::min(a, b), w = std::max(a, b);
+    for (const auto& pv : pairs)
+      if (pv.v == v && pv.w == w) return pv;
+    pair_vars pv{v, w, std::vector<var>(D * D)};
+    const std::string base = "y_" + vname(v) + "_" + vname(w) + "_";
+    for (std::size_t d = 0; d < D; ++d)
+      for (std::size_t e = 0; e < D; ++e)
+        if (d != e) pv.y[d * D + e] = m.add_continuous(0, 1, base + std::to_string(d) + "_" + std::to_string(e));
+    for (std::size_t d = 0; d < D; ++d) {
+      linear_expr rowsum, colsum;
+      for (std::size_t e = 0; e < D; ++e)
+        if (d != e) {
+          rowsum.add(pv.y[d * D + e], 1.0);
+          colsum.add(pv.y[e * D + d], 1.0);
+        }
+      m.add(rowsum == linear_expr(X(v, d)), "link_" + vname(v) + "_" + vname(w) + "_a" + std::to_string(d));
+      m.add(colsum == linear_expr(X(w, d)), "link_" + vname(v) + "_" + vname(w) + "_b" + std::to_string(d));
+    }
+    pairs.push_back(std::move(pv));
+    return pairs.back();
+  };
+  // Σ_{d≠e} T(p(from), p(to), bytes) for the pair {from, to}, oriented from -> to.
+  auto transfer = [&](std::size_t from, std::size_t to, double bytes) {
+    const auto& pv = pair_of(from, to);
+    linear_expr e;
+    for (std::size_t d = 0; d < D; ++d)
+      for (std::size_t f = 0; f < D; ++f) {
+        if (d == f) continue;
+        // pv.y[a*D + b]: pv.v on a, pv.w on b.
+        const double c = from == pv.v ? L.transfer_ms(d, f, bytes) : L.transfer_ms(f, d, bytes);
+        if (c != 0) e.add(pv.y[d * D + f], c);
+      }
+    return e;
+  };
+
+  if (!allreduce) {
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t r = 0; r < R; ++r) {
+        const std::size_t v = g.vertex(s, r);
+        linear_expr time(g.compute_ms(s));
+        for (auto s2 : g.neighbours(s)) time += transfer(v, g.vertex(s2, r), g.message_bytes(s, s2));
+        if (!time.empty()) m.add(linear_expr(p.t_) >= time, "time_" + vname(v));
+      }
+  } else {
+    for (std::size_t s = 0; s < S; ++s) {
+      const double x = g.allreduce_bytes(s);
+      if (x <= 0 || R < 2) continue;
+      for (std::size_t q = 0; q < R; ++q) {
+        const std::size_t a = g.vertex(s, q), b = g.vertex(s, (q + 1) % R);
+        m.add(linear_expr(p.t_) >= g.compute_ms(s) + transfer(a, b, x), "ring_" + vname(a) + "_" + vname(b));
+      }
+    }
+  }
+
+  if (o.symmetry_breaking && R >= 2) {
+    auto devnum = [&](std::size_t v) {
+      linear_expr e;
+      for (std::size_t d = 1; d < D; ++d) e.add(X(v, d), static_cast<double>(d));
+      return e;
+    };
+    if (!allreduce) {
+      for (std::size_t r = 0; r + 1 < R; ++r)
+        m.add(devnum(g.vertex(0, r)) + 1.0 <= devnum(g.vertex(0, r + 1)), "sym_copies_" + std::to_string(r));
+    } else {
+      for (std::size_t s = 0; s < S; ++s) {
+        for (std::size_t q = 1; q < R; ++q)
+          m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s, q)), "sym_rotate_s" + std::to_string(s) + "_" + std::to_string(q));
+        if (R >= 3 && L.symmetric())
+          m.add(devnum(g.vertex(s, 1)) + 1.0 <= devnum(g.vertex(s, R - 1)), "sym_reflect_s" + std::to_string(s));
+      }
+      // Identical stages: their rings can be swapped; order them by their smallest device.
+      for (std::size_t s = 0; s < S; ++s)
+        for (std::size_t s2 = s + 1; s2 < S; ++s2) {
+          if (g.compute_ms(s) != g.compute_ms(s2) || g.param_bytes(s) != g.param_bytes(s2)) continue;
+          bool between_identical = false;  // only order consecutive members of a class
+          for (std::size_t k = s + 1; k < s2; ++k)
+            if (g.compute_ms(k) == g.compute_ms(s) && g.param_bytes(k) == g.param_bytes(s)) between_identical = true;
+          if (!between_identical)
+            m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s2, 0)),
+                  "sym_swap_s" + std::to_string(s) + "_s" + std::to_string(s2));
+        }
+    }
+  }
+  m.minimize(p.t_);
+  return p;
+}
+
+/// Same, on any `device_topology`.
+template <device_topology T>
+[[nodiscard]] mapping_ilp build_mapping_ilp(const stage_graph& g, const T& topology, const mapping_ilp_options& o = {}) {
+  return build_mapping_ilp(g, link_costs(topology), o);
+}
+
+/// Builds, solves with `solver` and decodes in one call.
+template <ilp_solver Solver>
+[[nodiscard]] mapping_result solve_mapping_ilp(const stage_graph& g, const link_costs& L, const Solver& solver,
+                                               const mapping_ilp_options& o = {}, const solve_options& so = {}) {
+  const auto p = build_mapping_ilp(g, L, o);
+  return p.decode(solver.solve(p.model(), so));
+}
+
+}  // namespace devplace::ilp
