@@ -16,7 +16,7 @@
 ///     cross-checks CBC against GLPK and brute force on every builder. `preprocess = true`
 ///     restores CBC's default for experiments; results are then not to be trusted as proofs.
 ///   * cuts on (CBC's default); `cuts = false` switches every cut generator off.
-///   * threads, time limit and relative gap from `solve_options`; the log is silent unless
+///   * threads, time limit (wall clock: timeMode elapsed) and relative gap from `solve_options`; the log is silent unless
 ///     `verbose`.
 /// Status: `optimal` only when CBC proved optimality and did not stop on the gap; a time limit
 /// gives `time_limit` with the incumbent, if any. `best_bound` is CBC's best possible objective.
@@ -101,7 +101,12 @@ struct cbc_solver {
     if (!preprocess) Cbc_setParameter(cbc.get(), "preprocess", "off");
     if (!cuts) Cbc_setParameter(cbc.get(), "cuts", "off");
     if (o.threads > 1) Cbc_setParameter(cbc.get(), "threads", std::to_string(o.threads).c_str());
-    if (std::isfinite(o.time_limit_s)) Cbc_setMaximumSeconds(cbc.get(), std::max(0.0, o.time_limit_s));
+    if (std::isfinite(o.time_limit_s)) {
+      // CBC measures its limit in CPU seconds by default, which with threads (or a busy machine)
+      // is not the wall-clock limit solve_options promises.
+      Cbc_setParameter(cbc.get(), "timeMode", "elapsed");
+      Cbc_setMaximumSeconds(cbc.get(), std::max(0.0, o.time_limit_s));
+    }
     if (o.relative_gap > 0) Cbc_setAllowableFractionGap(cbc.get(), o.relative_gap);
 
     Cbc_solve(cbc.get());
