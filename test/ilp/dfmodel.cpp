@@ -3,10 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "devplace/ilp/lp_writer.hpp"
+#include "devplace/ilp/mps_writer.hpp"
+#include "ilp/external.hpp"
 #include "ilp/solvers.hpp"
 #include "support/random_dag.hpp"
 
@@ -379,4 +383,36 @@ TEST_CASE("DFModel input errors are reported") {
   CHECK_THROWS_AS((void)ilp.decode(wrong), std::invalid_argument);
   p.stages = 0;
   CHECK_THROWS_AS((void)build_dfmodel_inter_chip_ilp(p), std::invalid_argument);
+}
+
+TEST_CASE("DFModel: the cbc and glpsol programs read the written LP and MPS models and find the brute-force optimum") {
+  if (!test::have_program(test::cbc_program) && !test::have_program(test::glpsol_program)) {
+    MESSAGE("neither the cbc nor the glpsol program is installed: file acceptance not tested");
+    return;
+  }
+  const auto dir = test::scratch_dir("dfmodel_files");
+  int trial = 0;
+  for (const auto& [p, want] : random_instances(false)) {
+    if (trial++ >= 6) break;
+    CAPTURE(trial);
+    const auto ilp = build_dfmodel_inter_chip_ilp(p);
+    write_lp(dir / "m.lp", ilp.model());
+    write_mps(dir / "m.mps", ilp.model());
+    std::vector<test::external_result> runs;
+    if (test::have_program(test::cbc_program)) {
+      runs.push_back(test::run_cbc_program(dir / "m.lp"));
+      runs.push_back(test::run_cbc_program(dir / "m.mps"));
+    }
+    if (test::have_program(test::glpsol_program)) {
+      runs.push_back(test::run_glpsol_program(dir / "m.lp", false));
+      runs.push_back(test::run_glpsol_program(dir / "m.mps", true));
+    }
+    for (const auto& r : runs) {
+      CAPTURE(r.status_line);
+      REQUIRE(r.ran);
+      CHECK(r.optimal);
+      CHECK(r.objective == doctest::Approx(want).epsilon(1e-7));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <span>
@@ -12,6 +13,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "devplace/ilp/lp_writer.hpp"
+#include "devplace/ilp/mps_writer.hpp"
+#include "ilp/external.hpp"
 #include "ilp/solvers.hpp"
 #include "support/random_dag.hpp"
 
@@ -535,4 +539,37 @@ TEST_CASE("the PHAZE validator rejects overlaps, wrong cores and wrong durations
   CHECK_THROWS_AS((void)ilp::build_phaze_schedule_ilp(adj, std::span<const ilp::phaze_operator>(vec),
                                                        {.tensor_cores = 1, .vector_cores = 0}),
                   std::invalid_argument);
+}
+
+TEST_CASE("PHAZE: the cbc and glpsol programs read the written LP and MPS models and find the oracle's makespan") {
+  if (!test::have_program(test::cbc_program) && !test::have_program(test::glpsol_program)) {
+    MESSAGE("neither the cbc nor the glpsol program is installed: file acceptance not tested");
+    return;
+  }
+  std::mt19937_64 rng(79);
+  const auto dir = test::scratch_dir("phaze_files");
+  for (int trial = 0; trial < 6; ++trial) {
+    CAPTURE(trial);
+    const auto l = random_layer(rng, 4 + rng() % 3, trial, trial % 2 == 1);
+    const double want = schedule_oracle(l).makespan;
+    const auto p = ilp::build_phaze_schedule_ilp(l.adj, l.span(), l.opt);
+    ilp::write_lp(dir / "m.lp", p.model());
+    ilp::write_mps(dir / "m.mps", p.model());
+    std::vector<test::external_result> runs;
+    if (test::have_program(test::cbc_program)) {
+      runs.push_back(test::run_cbc_program(dir / "m.lp"));
+      runs.push_back(test::run_cbc_program(dir / "m.mps"));
+    }
+    if (test::have_program(test::glpsol_program)) {
+      runs.push_back(test::run_glpsol_program(dir / "m.lp", false));
+      runs.push_back(test::run_glpsol_program(dir / "m.mps", true));
+    }
+    for (const auto& r : runs) {
+      CAPTURE(r.status_line);
+      REQUIRE(r.ran);
+      CHECK(r.optimal);
+      CHECK(r.objective == doctest::Approx(want).epsilon(1e-7));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
