@@ -1,11 +1,17 @@
 #pragma once
 // Helpers shared by the benchmark programs.
+#include <cstddef>
+#include <cstdlib>
 #include <fstream>
+#include <map>
+#include <utility>
 #include <random>
 #include <string>
 
 #include "devplace/dag/op_graph.hpp"
 #include "devplace/io/read_graph.hpp"
+#include "devplace/map/stage_graph.hpp"
+#include "devplace/partition/topo_dp.hpp"
 
 namespace devplace::bench {
 
@@ -26,6 +32,29 @@ inline double peak_rss_bytes() {
 
 inline op_graph bundled(const std::string& name) {
   return io::read_graph(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/" + name + ".json");
+}
+
+/// The number in environment variable `name`, or `fallback` when it is unset or empty.
+inline double env_or(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : fallback;
+}
+
+/// BERT-Large (examples/data), read once.
+inline const op_graph& bert_large() {
+  static const op_graph g = bundled("bert_large_mbs4");
+  return g;
+}
+
+/// The stage graph of BERT-Large cut into S stages by the fixed-order DP, R replicas (cached).
+inline const stage_graph& bert_large_stages(std::size_t S, std::size_t R) {
+  static std::map<std::pair<std::size_t, std::size_t>, stage_graph> cache;
+  auto it = cache.find({S, R});
+  if (it == cache.end()) {
+    const auto p = topo_dp(bert_large(), {.stages = S, .replicas = R});
+    it = cache.emplace(std::pair{S, R}, make_stage_graph(bert_large(), p.stage_of, S, R)).first;
+  }
+  return it->second;
 }
 
 /// A synthetic "ladder" of residual blocks: b blocks, each a fork into two branches of length k

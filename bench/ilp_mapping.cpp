@@ -64,17 +64,12 @@ struct settings {
 };
 settings cfg;
 
-double env_or(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
-}
-
 /// Reads the knobs from the environment, then takes (and removes) ours from argv.
 void parse_settings(int& argc, char** argv) {
-  cfg.time_limit_s = env_or("DEVPLACE_BENCH_ILP_TIMEOUT", cfg.time_limit_s);
-  cfg.threads = static_cast<unsigned>(env_or("DEVPLACE_BENCH_ILP_THREADS", cfg.threads));
-  cfg.max_devices = static_cast<std::size_t>(env_or("DEVPLACE_BENCH_ILP_MAX_DEVICES", static_cast<double>(cfg.max_devices)));
-  cfg.skip_after_timeout = env_or("DEVPLACE_BENCH_ILP_SKIP", 1) != 0;
+  cfg.time_limit_s = bench::env_or("DEVPLACE_BENCH_ILP_TIMEOUT", cfg.time_limit_s);
+  cfg.threads = static_cast<unsigned>(bench::env_or("DEVPLACE_BENCH_ILP_THREADS", cfg.threads));
+  cfg.max_devices = static_cast<std::size_t>(bench::env_or("DEVPLACE_BENCH_ILP_MAX_DEVICES", static_cast<double>(cfg.max_devices)));
+  cfg.skip_after_timeout = bench::env_or("DEVPLACE_BENCH_ILP_SKIP", 1) != 0;
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -90,21 +85,6 @@ void parse_settings(int& argc, char** argv) {
   argc = out;
   if (!(cfg.time_limit_s > 0)) cfg.time_limit_s = 30;
   if (cfg.threads == 0) cfg.threads = 1;
-}
-
-const op_graph& bert() {
-  static const op_graph g = bench::bundled("bert_large_mbs4");
-  return g;
-}
-
-const stage_graph& stages(std::size_t S, std::size_t R) {
-  static std::map<std::pair<std::size_t, std::size_t>, stage_graph> cache;
-  auto it = cache.find({S, R});
-  if (it == cache.end()) {
-    const auto p = topo_dp(bert(), {.stages = S, .replicas = R});
-    it = cache.emplace(std::pair{S, R}, make_stage_graph(bert(), p.stage_of, S, R)).first;
-  }
-  return it->second;
 }
 
 /// The topology of family `name` for V stage replicas.
@@ -185,7 +165,7 @@ void BM_case(benchmark::State& state, std::string topo_name, std::size_t S, std:
   auto& row = table[key];
   const auto topo = make_topology(topo_name, S * R);
   const link_costs L(topo);
-  const auto& g = stages(S, R);
+  const auto& g = bench::bert_large_stages(S, R);
   row.devices = L.devices();
   state.counters["devices"] = static_cast<double>(L.devices());
 

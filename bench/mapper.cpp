@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/partition/topo_dp.hpp"
@@ -25,26 +26,6 @@
 using namespace devplace;
 
 namespace {
-
-double env_or(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
-const op_graph& bert() {
-  static const op_graph g = io::read_graph(DEVPLACE_SOURCE_DIR "/examples/data/bert_large_mbs4.json");
-  return g;
-}
-
-const stage_graph& stages(std::size_t S, std::size_t R) {
-  static std::map<std::pair<std::size_t, std::size_t>, stage_graph> cache;
-  auto it = cache.find({S, R});
-  if (it == cache.end()) {
-    const auto p = topo_dp(bert(), {.stages = S, .replicas = R});
-    it = cache.emplace(std::pair{S, R}, make_stage_graph(bert(), p.stage_of, S, R)).first;
-  }
-  return it->second;
-}
 
 matrix_topology make_topology(const std::string& name) {
   if (name == "mesh2d") return mesh2d(8, 8);
@@ -69,10 +50,10 @@ std::vector<row> rows;
 void BM_map(benchmark::State& state, std::string topo_name, std::size_t S, std::size_t R, cost_choice cost) {
   const auto topo = make_topology(topo_name);
   const link_costs L(topo);
-  const auto& g = stages(S, R);
+  const auto& g = bench::bert_large_stages(S, R);
   const mapper_options o{.cost = cost,
-                         .threads = static_cast<unsigned>(env_or("DEVPLACE_BENCH_MAP_THREADS", 2)),
-                         .timeout_s = env_or("DEVPLACE_BENCH_MAP_TIMEOUT", 10)};
+                         .threads = static_cast<unsigned>(bench::env_or("DEVPLACE_BENCH_MAP_THREADS", 2)),
+                         .timeout_s = bench::env_or("DEVPLACE_BENCH_MAP_TIMEOUT", 10)};
   mapping_result r;
   for (auto _ : state) {
     r = map_devices(g, L, o);

@@ -2,7 +2,11 @@
 // Shared plumbing of the CLI commands.
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <stdexcept>
+#include <string>
+
+#include "devplace/map/cost_models.hpp"
 
 namespace devplace::cli {
 
@@ -10,6 +14,18 @@ namespace devplace::cli {
 struct failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// The mapping cost model a `--cost auto|p2p|allreduce` value names.
+inline cost_choice parse_cost(const std::string& s) {
+  return s == "p2p" ? cost_choice::p2p : s == "allreduce" ? cost_choice::allreduce : cost_choice::automatic;
+}
+
+/// Throws `failure` when S stages x R replicas need more devices than the topology's D.
+inline void require_devices(std::size_t S, std::size_t R, std::size_t D) {
+  if (S * R > D)
+    throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
+                  std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+}
 
 /// Defined in commands/all.hpp: registers every command.
 void register_all(CLI::App& app);

@@ -115,14 +115,10 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
     const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
     if ((a.stages && a.stages != S) || (a.replicas && a.replicas != R))
       throw failure("--stages/--replicas disagree with the plan (S = " + std::to_string(S) + ", R = " + std::to_string(R) + ")");
-    if (S * R > D)
-      throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
-                    std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+    require_devices(S, R, D);
     const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
     const link_costs L(topo);
-    const cost_choice requested = a.cost == "p2p" ? cost_choice::p2p
-                                  : a.cost == "allreduce" ? cost_choice::allreduce
-                                                          : cost_choice::automatic;
+    const cost_choice requested = parse_cost(a.cost);
     const auto model = ilp::build_mapping_ilp(sg, L, {.cost = requested});
     ilp_print_model(model.model(), "mapping, cost " + std::string(to_string(model.cost())) + ", S = " + std::to_string(S) +
                                        ", R = " + std::to_string(R) + ", D = " + std::to_string(D),

@@ -46,14 +46,10 @@ inline void run_map(const map_args& a, std::ostream& os) {
   const matrix_topology topo = io::read_topology_json(a.topology);
   plan p = io::read_plan_json(a.plan_file, &g);
   const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
-  if (S * R > D)
-    throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
-                  std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+  require_devices(S, R, D);
   const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
   const link_costs L(topo);
-  const cost_choice requested = a.cost == "p2p" ? cost_choice::p2p
-                                : a.cost == "allreduce" ? cost_choice::allreduce
-                                                        : cost_choice::automatic;
+  const cost_choice requested = parse_cost(a.cost);
   const cost_choice cost = select_cost_model(sg, requested);
   mapping_summary m;
   m.cost = std::string(to_string(cost));

@@ -46,32 +46,16 @@ std::pair<double, bool> plan_objective(const fs::path& plan, const char* section
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 
-/// Checks the external programs on a written model file against `expected`.
+/// Checks the installed cbc and glpsol programs on the written model files against `expected`.
 void check_programs(const fs::path& lp, const fs::path& mps, double expected) {
   using namespace devplace::test;
-  if (have_program(cbc_program)) {
-    for (const auto& f : {lp, mps}) {
-      const external_result r = run_cbc_program(f);
-      CAPTURE(f.string());
-      CAPTURE(r.status_line);
-      REQUIRE(r.ran);
-      CHECK(r.optimal);
-      CHECK(same(r.objective, expected));
-    }
-  } else {
-    MESSAGE("cbc program not installed: its reading of the files is not tested");
-  }
-  if (have_program(glpsol_program)) {
-    for (const auto& [f, mps_format] : {std::pair{lp, false}, std::pair{mps, true}}) {
-      const external_result r = run_glpsol_program(f, mps_format);
-      CAPTURE(f.string());
-      CAPTURE(r.status_line);
-      REQUIRE(r.ran);
-      CHECK(r.optimal);
-      CHECK(same(r.objective, expected));
-    }
-  } else {
-    MESSAGE("glpsol program not installed: its reading of the files is not tested");
+  if (!have_program(cbc_program)) MESSAGE("cbc program not installed: its reading of the files is not tested");
+  if (!have_program(glpsol_program)) MESSAGE("glpsol program not installed: its reading of the files is not tested");
+  for (const auto& r : run_programs(lp, mps)) {
+    CAPTURE(r.status_line);
+    REQUIRE(r.ran);
+    CHECK(r.optimal);
+    CHECK(same(r.objective, expected));
   }
 }
 

@@ -398,16 +398,7 @@ TEST_CASE("DFModel: the cbc and glpsol programs read the written LP and MPS mode
     const auto ilp = build_dfmodel_inter_chip_ilp(p);
     write_lp(dir / "m.lp", ilp.model());
     write_mps(dir / "m.mps", ilp.model());
-    std::vector<test::external_result> runs;
-    if (test::have_program(test::cbc_program)) {
-      runs.push_back(test::run_cbc_program(dir / "m.lp"));
-      runs.push_back(test::run_cbc_program(dir / "m.mps"));
-    }
-    if (test::have_program(test::glpsol_program)) {
-      runs.push_back(test::run_glpsol_program(dir / "m.lp", false));
-      runs.push_back(test::run_glpsol_program(dir / "m.mps", true));
-    }
-    for (const auto& r : runs) {
+    for (const auto& r : test::run_programs(dir / "m.lp", dir / "m.mps")) {
       CAPTURE(r.status_line);
       REQUIRE(r.ran);
       CHECK(r.optimal);

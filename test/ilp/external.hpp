@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace devplace::test {
 
@@ -80,6 +81,21 @@ inline external_result run_glpsol_program(const std::filesystem::path& model_fil
   }
   r.ran = !r.status_line.empty();
   return r;
+}
+
+/// Every installed program on a model written twice: cbc on `lp` and `mps`, glpsol --lp on `lp`
+/// and --freemps on `mps` (programs that are not installed are left out).
+inline std::vector<external_result> run_programs(const std::filesystem::path& lp, const std::filesystem::path& mps) {
+  std::vector<external_result> runs;
+  if (have_program(cbc_program)) {
+    runs.push_back(run_cbc_program(lp));
+    runs.push_back(run_cbc_program(mps));
+  }
+  if (have_program(glpsol_program)) {
+    runs.push_back(run_glpsol_program(lp, false));
+    runs.push_back(run_glpsol_program(mps, true));
+  }
+  return runs;
 }
 
 }  // namespace devplace::test
