@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "devplace/dag/op_graph.hpp"
 #include "devplace/io/atomic_write.hpp"
+#include "devplace/io/detail/graph_reading.hpp"
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/error.hpp"
 
@@ -58,17 +60,9 @@ inline op_graph graph_from_json(const nlohmann::json& doc, const std::string& fi
     const auto src = r.integer(r.field(e, "src", p), p + "/src");
     const auto dst = r.integer(r.field(e, "dst", p), p + "/dst");
     const double bytes = r.non_negative(r.field(e, "bytes", p), p + "/bytes");
-    const std::size_t u = b.vertex_of_id(src), v = b.vertex_of_id(dst);
-    if (u == b.num_ops()) r.fail(p + "/src", "no node has id " + std::to_string(src));
-    if (v == b.num_ops()) r.fail(p + "/dst", "no node has id " + std::to_string(dst));
-    if (u == v) r.fail(p, "self-loop on node " + std::to_string(src));
-    b.add_edge(u, v, bytes);
+    detail::add_edge_by_id(r, b, p, src, dst, bytes, "src", "dst");
   }
-  try {
-    return std::move(b).build();
-  } catch (const graph_error& e) {
-    r.fail("/edges", e.what());
-  }
+  return detail::build_graph(r, std::move(b));
 }
 
 inline op_graph read_graph_json_text(const std::string& text, const std::string& file) {

@@ -12,10 +12,12 @@
 /// that paper's own model and is not used. Ids may be sparse or 1-based; they are kept.
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/io/detail/graph_reading.hpp"
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/error.hpp"
 
@@ -49,17 +51,9 @@ inline op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string
     double bytes = 0;
     if (const auto* x = detail::reader::optional(e, "size")) bytes = r.non_negative(*x, p + "/size");
     if (const auto* x = detail::reader::optional(e, "cost")) (void)r.non_negative(*x, p + "/cost");
-    const std::size_t u = b.vertex_of_id(src), v = b.vertex_of_id(dst);
-    if (u == b.num_ops()) r.fail(p + "/sourceId", "no node has id " + std::to_string(src));
-    if (v == b.num_ops()) r.fail(p + "/destId", "no node has id " + std::to_string(dst));
-    if (u == v) r.fail(p, "self-loop on node " + std::to_string(src));
-    b.add_edge(u, v, bytes);
+    detail::add_edge_by_id(r, b, p, src, dst, bytes, "sourceId", "destId");
   }
-  try {
-    return std::move(b).build();
-  } catch (const graph_error& e) {
-    r.fail("/edges", e.what());
-  }
+  return detail::build_graph(r, std::move(b));
 }
 
 inline op_graph read_tarnawski(const std::filesystem::path& path) {
