@@ -2,7 +2,7 @@
 // devplace ilp --problem mapping|partition|repair --graph G [--topology T] [--plan P]
 //              [--cost auto|p2p|allreduce] [--stages S] [--replicas R] [--micro-batches MB]
 //              [--device-memory BYTES] [--bandwidth GBPS] [--write model.lp|model.mps]
-//              [--solve cbc|glpk] [--time-limit SECONDS] [--threads N] [--out plan.json]
+//              [--solve cbc|glpk] [--time-limit SECONDS] [--threads N] [--warm-start] [--out plan.json]
 // Builds the MILP of a mapping (the plan's S x R stage replicas on the topology's devices), a
 // partition (S stages, R replicas) or a repair (the valid partition closest to the plan's
 // stage_of), writes it in the LP or MPS format (by the file's extension), and solves it with CBC
@@ -41,6 +41,7 @@ struct ilp_args {
   double device_memory = std::numeric_limits<double>::infinity(), bandwidth = 10.0;
   double time_limit = std::numeric_limits<double>::infinity();
   unsigned threads = 1;
+  bool warm_start = false;
 };
 
 /// The backends this program was built with, for messages.
@@ -99,6 +100,8 @@ inline void ilp_print_solution(const ilp::solution& s, std::ostream& os) {
 
 inline void run_ilp(const ilp_args& a, std::ostream& os) {
   if (a.write.empty() && a.solve.empty()) throw CLI::ValidationError("nothing to do: give --write FILE and/or --solve cbc|glpk");
+  if (a.warm_start && (a.problem != "mapping" || a.solve.empty()))
+    throw CLI::ValidationError("--warm-start needs --solve and --problem mapping");
   if (!a.write.empty()) {
     const auto ext = std::filesystem::path(a.write).extension().string();
     if (ext != ".lp" && ext != ".mps")
@@ -125,7 +128,13 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
                     os);
     if (!a.write.empty()) ilp_write_model(model.model(), a.write, os);
     if (a.solve.empty()) return;
-    const auto sol = ilp_solve(model.model(), a.solve, so);
+    ilp::solve_options mso = so;
+    if (a.warm_start) {
+      if (p.device_of.empty()) throw CLI::ValidationError("--warm-start needs a plan with device_of (from devplace map)");
+      mso.start = model.start(p.device_of);
+      os << "warm start      the plan's device_of, objective " << model.model().objective_value(mso.start) << " ms\n";
+    }
+    const auto sol = ilp_solve(model.model(), a.solve, mso);
     ilp_print_solution(sol, os);
     const auto r = model.decode(sol);
     if (r.device_of.empty())
@@ -230,6 +239,7 @@ inline void register_ilp(CLI::App& app) {
       ->check(CLI::IsMember({"cbc", "glpk"}));
   cmd->add_option("--time-limit", a->time_limit, "Solver time limit in seconds [none]")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", a->threads, "Solver threads (CBC)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--warm-start", a->warm_start, "mapping: start the solver from the plan's device_of (MIP start)");
   cmd->add_option("--out", a->out, "Write the solved plan (devplace.plan/1) here");
   cmd->callback([a] { run_ilp(*a, std::cout); });
 }

@@ -97,6 +97,19 @@ TEST_CASE("devplace ilp: mapping models of ResNet-152 on DGX-1 agree with devpla
       CHECK(read_json(out)["device_of"].size() == 4);
     }
     check_programs(lp, mps, expected);
+#if defined(DEVPLACE_HAS_GLPK)
+    // Started from the mapper's device_of (the plan `devplace map` wrote): the same proved optimum.
+    const fs::path warm = dir / ("warm_" + cost + ".json");
+    const std::string mapped = "--graph '" + data + "' --topology '" + topo.string() + "' --plan '" + ref.string() +
+                               "' --cost " + cost;
+    REQUIRE_MESSAGE(devplace_run("ilp --problem mapping " + mapped + " --solve glpk --warm-start --out '" + warm.string() + "'",
+                                 dir / "warm.log") == 0,
+                    slurp(dir / "warm.log"));
+    CHECK(slurp(dir / "warm.log").find("warm start") != std::string::npos);
+    const auto [warm_objective, warm_optimal] = plan_objective(warm, "mapping");
+    CHECK(warm_optimal);
+    CHECK(same(warm_objective, expected));
+#endif
   }
   fs::remove_all(dir);
 }
@@ -150,6 +163,17 @@ TEST_CASE("devplace ilp: bad requests are clear messages and write nothing") {
   CHECK(slurp(log).find("needs --topology") != std::string::npos);
   CHECK(devplace_run("ilp --problem partition --graph '" + data + "' --write '" + (dir / "m.lp").string() + "'", log) == 2);
   CHECK(slurp(log).find("needs --stages") != std::string::npos);
+  const fs::path plan = dir / "plan.json", topo = dir / "dgx1.json";
+  REQUIRE(devplace_run("topology --generator dgx1 --out '" + topo.string() + "'", log) == 0);
+  REQUIRE(devplace_run("partition --graph '" + data + "' -S 2 --method topo-dp --out '" + plan.string() + "'", log) == 0);
+  CHECK(devplace_run("ilp --problem mapping --graph '" + data + "' --topology '" + topo.string() + "' --plan '" +
+                         plan.string() + "' --write '" + (dir / "m.lp").string() + "' --warm-start",
+                     log) == 2);
+  CHECK(slurp(log).find("--warm-start needs --solve") != std::string::npos);
+  CHECK(devplace_run("ilp --problem mapping --graph '" + data + "' --topology '" + topo.string() + "' --plan '" +
+                         plan.string() + "' --solve glpk --warm-start",
+                     log) == 2);
+  CHECK(slurp(log).find("needs a plan with device_of") != std::string::npos);
   CHECK(devplace_run("ilp --problem partition --graph '" + data + "' -S 2 --write /nonexistent-dir/m.lp", log) == 1);
   CHECK(slurp(log).find("/nonexistent-dir/m.lp") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "m.txt"));

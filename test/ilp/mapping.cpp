@@ -123,3 +123,70 @@ TEST_CASE("the mapping ILP rejects too few devices and decodes failures as statu
   broken.status = ilp::solve_status::error;
   CHECK_THROWS_AS((void)ilp.decode(broken), std::runtime_error);
 }
+
+TEST_CASE("a MIP start from any mapping is a feasible point of the model with that mapping's objective") {
+  // start() must move the mapping into the symmetry class representative the symmetry rows keep.
+  std::mt19937_64 rng(41);
+  for (int trial = 0; trial < 120; ++trial) {
+    CAPTURE(trial);
+    const auto in = random_instance(rng, trial, 9, 10);
+    // Identical stages sometimes, so that the ring-ordering rows are exercised.
+    stage_graph g = in.g;
+    if (trial % 3 == 0 && g.stages() >= 2) {
+      std::vector<double> c(g.stages()), p(g.stages());
+      std::vector<std::vector<double>> M(g.stages(), std::vector<double>(g.stages(), 0.0));
+      for (std::size_t s = 0; s < g.stages(); ++s) {
+        c[s] = s % 2 ? 3.0 : g.compute_ms(s);
+        p[s] = s % 2 ? 4e6 : g.param_bytes(s);
+        for (std::size_t t = 0; t < g.stages(); ++t) M[s][t] = g.message_bytes(s, t);
+      }
+      g = stage_graph(g.replicas(), c, p, M);
+    }
+    const link_costs L(in.topo);
+    const bool sym = trial % 4 != 3;
+    const auto p = ilp::build_mapping_ilp(g, L, {.cost = in.cost, .symmetry_breaking = sym});
+    // A random injective mapping.
+    std::vector<std::size_t> devices(L.devices());
+    for (std::size_t d = 0; d < devices.size(); ++d) devices[d] = d;
+    std::shuffle(devices.begin(), devices.end(), rng);
+    device_mapping mapping(g.stages(), std::vector<std::size_t>(g.replicas()));
+    for (std::size_t s = 0, k = 0; s < g.stages(); ++s)
+      for (std::size_t r = 0; r < g.replicas(); ++r) mapping[s][r] = devices[k++];
+    const double want = p.cost() == cost_choice::allreduce ? evaluate(g, L, mapping, allreduce_cost{}).objective_ms
+                                                           : evaluate(g, L, mapping, p2p_cost{}).objective_ms;
+    const auto x = p.start(mapping);
+    CHECK(p.model().max_violation(x) <= 1e-9);
+    CHECK(p.model().objective_value(x) == doctest::Approx(want).epsilon(1e-12));
+  }
+  const auto in = random_instance(rng, 0, 4, 4);
+  const auto p = ilp::build_mapping_ilp(in.g, link_costs(in.topo), {.cost = in.cost});
+  CHECK_THROWS_AS((void)p.start(device_mapping(in.g.stages() + 1, std::vector<std::size_t>(in.g.replicas()))),
+                  std::invalid_argument);
+}
+
+TEST_CASE_TEMPLATE("a MIP start from the mapper: same optimum, and a time-limited solve never returns worse", S,
+                   DEVPLACE_ILP_BACKENDS) {
+  std::mt19937_64 rng(43);
+  for (int trial = 0; trial < 12; ++trial) {
+    CAPTURE(trial);
+    const auto in = random_instance(rng, trial, 6, 7);
+    const link_costs L(in.topo);
+    const auto mapped = map_devices(in.g, L, {.cost = in.cost, .threads = 1, .timeout_s = 20});
+    REQUIRE(mapped.optimal);
+    const auto p = ilp::build_mapping_ilp(in.g, L, {.cost = in.cost});
+    const auto r = p.decode(S{}.solve(p.model(), {.start = p.start(mapped.device_of)}));
+    REQUIRE(r.status == status::optimal);
+    CHECK(r.objective_ms == doctest::Approx(mapped.objective_ms).epsilon(1e-9));
+  }
+  // BERT-like sizes where the MILP cannot finish: 16 stage replicas on 16 random devices, p2p.
+  const auto g = test::random_stage_graph(rng, 8, 2);
+  const auto topo = test::random_topology(rng, 16, test::topo_kind::continuous);
+  const link_costs L(topo);
+  const auto greedy = cs_map(g);
+  const double greedy_ms = evaluate(g, L, greedy, p2p_cost{}).objective_ms;
+  const auto p = ilp::build_mapping_ilp(g, L, {.cost = cost_choice::p2p});
+  const auto sol = S{}.solve(p.model(), {.time_limit_s = 0.5, .start = p.start(greedy)});
+  REQUIRE(sol.has_values());
+  const auto r = p.decode(sol);
+  CHECK(r.objective_ms <= greedy_ms * (1 + 1e-9));
+}

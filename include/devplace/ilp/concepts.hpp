@@ -3,6 +3,7 @@
 /// The `ilp_solver` concept and the options every backend understands.
 #include <concepts>
 #include <limits>
+#include <vector>
 
 #include "devplace/ilp/model.hpp"
 #include "devplace/ilp/solution.hpp"
@@ -15,6 +16,11 @@ struct solve_options {
   double relative_gap = 0;     ///< stop once (incumbent − bound) / |incumbent| <= this; the status
                                ///< is then `feasible`, never `optimal`, unless the gap closed
   bool verbose = false;        ///< let the solver print its log to stdout
+  /// A MIP start: one value per column (empty: none), e.g. `mapping_ilp::start(mapping)` for the
+  /// mapper's answer. The solver begins with it as its incumbent when it is feasible and ignores
+  /// it otherwise; a wrong size is ignored too. It never changes the optimum, only how soon a
+  /// good solution is known (and what a time-limited solve returns).
+  std::vector<double> start;
 };
 
 /// \concept ilp_solver

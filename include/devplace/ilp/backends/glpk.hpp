@@ -9,7 +9,9 @@
 ///
 /// Settings: presolve on (`presolve = false` solves the LP relaxation with the simplex first and
 /// then branches without presolving), terminal output off unless `verbose`, time limit `tm_lim`,
-/// relative gap `mip_gap`. GLPK is single-threaded: `threads` is ignored.
+/// relative gap `mip_gap`. GLPK is single-threaded: `threads` is ignored. A MIP start
+/// (`solve_options::start`, every column) is offered once through `glp_ios_heur_sol` when it is
+/// feasible (GLPK would not check it); a solve with a start runs without the MIP presolver (whose transformed problem the callback would see).
 /// Status: `optimal` when glp_intopt ended normally with an optimal MIP; `feasible` when it stopped
 /// on the requested gap; `time_limit` with the incumbent, if any; `infeasible` when the LP
 /// relaxation or the search proved it; `unbounded` when the LP relaxation is unbounded.
@@ -35,8 +37,14 @@ namespace devplace::ilp {
 namespace detail {
 struct glpk_bound_tracker {
   double bound = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> start;  ///< 1-based MIP start (start[0] unused); empty: none
+  bool start_offered = false;
   static void callback(glp_tree* tree, void* info) {
     auto* self = static_cast<glpk_bound_tracker*>(info);
+    if (glp_ios_reason(tree) == GLP_IHEUR && !self->start.empty() && !self->start_offered) {
+      self->start_offered = true;
+      glp_ios_heur_sol(tree, self->start.data());  // GLPK checks it and keeps it if it is better
+    }
     const int p = glp_ios_best_node(tree);
     if (p == 0) return;
     const double b = glp_ios_node_bound(tree, p);
@@ -91,19 +99,33 @@ struct glpk_solver {
     glp_iocp parm;
     glp_init_iocp(&parm);
     parm.msg_lev = o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-    parm.presolve = presolve ? GLP_ON : GLP_OFF;
     if (std::isfinite(o.time_limit_s))
       parm.tm_lim = static_cast<int>(std::clamp(o.time_limit_s * 1000.0, 0.0, static_cast<double>(INT_MAX)));
     if (o.relative_gap > 0) parm.mip_gap = o.relative_gap;
     parm.cb_func = &detail::glpk_bound_tracker::callback;
     parm.cb_info = &tracker;
 
+    // A MIP start is offered from the search callback, which sees the presolved problem when the
+    // MIP presolver is on: with a start, the LP relaxation is solved first and presolve is off.
+    // glp_ios_heur_sol does not check primal feasibility, so an infeasible start is dropped here.
+    const bool start = o.start.size() == m.num_vars() && n > 0 && m.max_violation(o.start) <= 1e-9;
+    const bool use_presolve = presolve && !start;
+    if (start) {
+      tracker.start.assign(1, 0.0);
+      tracker.start.insert(tracker.start.end(), o.start.begin(), o.start.end());
+    }
+    parm.presolve = use_presolve ? GLP_ON : GLP_OFF;
     int ret = 0;
-    if (!presolve) {
+    if (!use_presolve) {
       glp_smcp sp;
       glp_init_smcp(&sp);
       sp.msg_lev = parm.msg_lev;
+      sp.tm_lim = parm.tm_lim;  // the time limit covers the LP relaxation too
       ret = glp_simplex(P, &sp);
+      if (parm.tm_lim != INT_MAX) {
+        const double spent_ms = 1000.0 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        parm.tm_lim = static_cast<int>(std::max(0.0, static_cast<double>(parm.tm_lim) - spent_ms));
+      }
       if (ret == 0) {
         const int st = glp_get_status(P);
         if (st == GLP_NOFEAS) {
@@ -169,6 +191,12 @@ struct glpk_solver {
       if (has_x) sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
     }
     if (!has_x && sol.status != solve_status::time_limit) sol.values.clear();
+    if (!sol.has_values() && sol.status == solve_status::time_limit && start) {
+      sol.values = o.start;  // stopped before it took the start: the start is still the incumbent
+      sol.objective = m.objective_value(sol.values);
+      if (!std::isnan(sol.best_bound))
+        sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
+    }
     return finish();
   }
 };

@@ -82,6 +82,34 @@ class mapping_ilp {
     return unflatten(g_, dev);  // evaluate() checks injectivity
   }
 
+  /// The model's columns for a given mapping (S rows of R distinct devices): x from the mapping,
+  /// y = x·x, t the largest stage-replica time — a feasible point whose objective is the
+  /// mapping's, to pass as `solve_options::start` (e.g. the backtracking mapper's answer, so a
+  /// time-limited solve never returns worse). Throws std::invalid_argument on a malformed mapping.
+  [[nodiscard]] std::vector<double> start(const device_mapping& mapping) const {
+    const std::size_t S = g_.stages(), R = g_.replicas(), D = L_.devices();
+    if (mapping.size() != S) throw std::invalid_argument("mapping_ilp::start: the mapping has the wrong number of stages");
+    std::vector<std::size_t> dev(g_.vertices());
+    std::vector<bool> used(D, false);
+    for (std::size_t s = 0; s < S; ++s) {
+      if (mapping[s].size() != R) throw std::invalid_argument("mapping_ilp::start: stage " + std::to_string(s) + " has the wrong number of replicas");
+      for (std::size_t r = 0; r < R; ++r) {
+        const std::size_t d = mapping[s][r];
+        if (d >= D || used[d]) throw std::invalid_argument("mapping_ilp::start: device " + std::to_string(d) + " is out of range or used twice");
+        used[d] = true;
+        dev[g_.vertex(s, r)] = d;
+      }
+    }
+    if (symmetry_breaking_) canonicalize(dev);
+    std::vector<double> x(m_.num_vars(), 0.0);
+    for (std::size_t v = 0; v < dev.size(); ++v) x[x_[v * D + dev[v]].index] = 1.0;
+    for (const auto& pv : pairs_) x[pv.y[dev[pv.v] * D + dev[pv.w]].index] = 1.0;
+    double t = m_.get(t_).lower;
+    for (const auto i : time_rows_) t = std::max(t, m_.rows()[i].rhs - m_.activity(i, x));  // x[t] = 0 here
+    x[t_.index] = t;
+    return x;
+  }
+
   /// Reads a solver's answer back as a `mapping_result`: the mapping, its objective evaluated
   /// from scratch under the model, the solver's proved bound, and the status (optimal only when
   /// the solver proved it). Throws std::runtime_error when the solver failed (ilp::result_status).
@@ -113,8 +141,66 @@ class mapping_ilp {
   stage_graph g_;
   link_costs L_;
   cost_choice cost_ = cost_choice::p2p;
+  struct pair_vars {
+    std::size_t v, w;     // stage replicas, v < w
+    std::vector<var> y;   // D×D, index d*D + e (v on d, w on e); unused on the diagonal
+  };
+  /// Moves `dev` (device per stage replica) to the member of its symmetry class that satisfies
+  /// the symmetry-breaking rows, keeping its objective: p2p — renumber the replica chains by the
+  /// device of stage 0; allreduce — rotate every ring so replica 0 has its smallest device, reflect
+  /// it on a symmetric topology when dev(s, 1) > dev(s, R−1), and sort the rings of consecutive
+  /// identical stages (equal c_u and P) by their smallest device.
+  void canonicalize(std::vector<std::size_t>& dev) const {
+    const std::size_t S = g_.stages(), R = g_.replicas();
+    if (R < 2) return;
+    auto ring = [&](std::size_t s) {
+      std::vector<std::size_t> d(R);
+      for (std::size_t r = 0; r < R; ++r) d[r] = dev[g_.vertex(s, r)];
+      return d;
+    };
+    auto set_ring = [&](std::size_t s, const std::vector<std::size_t>& d) {
+      for (std::size_t r = 0; r < R; ++r) dev[g_.vertex(s, r)] = d[r];
+    };
+    if (cost_ != cost_choice::allreduce) {
+      std::vector<std::size_t> order(R);
+      for (std::size_t r = 0; r < R; ++r) order[r] = r;
+      std::sort(order.begin(), order.end(),
+                [&](std::size_t a, std::size_t b) { return dev[g_.vertex(0, a)] < dev[g_.vertex(0, b)]; });
+      const auto old = dev;
+      for (std::size_t s = 0; s < S; ++s)
+        for (std::size_t r = 0; r < R; ++r) dev[g_.vertex(s, r)] = old[g_.vertex(s, order[r])];
+      return;
+    }
+    for (std::size_t s = 0; s < S; ++s) {
+      auto d = ring(s);
+      std::rotate(d.begin(), std::min_element(d.begin(), d.end()), d.end());
+      if (R >= 3 && L_.symmetric() && d[1] > d[R - 1]) std::reverse(d.begin() + 1, d.end());
+      set_ring(s, d);
+    }
+    auto same = [&](std::size_t a, std::size_t b) {
+      return g_.compute_ms(a) == g_.compute_ms(b) && g_.param_bytes(a) == g_.param_bytes(b);
+    };
+    std::vector<bool> done(S, false);
+    for (std::size_t s = 0; s < S; ++s) {  // each class of identical stages, sorted by smallest device
+      if (done[s]) continue;
+      std::vector<std::size_t> members;
+      for (std::size_t k = s; k < S; ++k)
+        if (!done[k] && same(s, k)) {
+          members.push_back(k);
+          done[k] = true;
+        }
+      std::vector<std::vector<std::size_t>> rings;
+      for (auto k : members) rings.push_back(ring(k));
+      std::sort(rings.begin(), rings.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+      for (std::size_t i = 0; i < members.size(); ++i) set_ring(members[i], rings[i]);
+    }
+  }
+
   std::vector<var> x_;
   var t_;
+  bool symmetry_breaking_ = true;
+  std::vector<pair_vars> pairs_;
+  std::vector<std::size_t> time_rows_;  // rows t − Σ ... ≥ c_u(s)
 };
 
 /// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
@@ -127,6 +213,7 @@ class mapping_ilp {
                                 " replicas need " + std::to_string(V) + " devices, the topology has " + std::to_string(D));
   mapping_ilp p(g, L);
   p.cost_ = select_cost_model(g, o.cost);
+  p.symmetry_breaking_ = o.symmetry_breaking;
   const bool allreduce = p.cost_ == cost_choice::allreduce;
   auto& m = p.m_;
   auto vname = [&](std::size_t v) { return "s" + std::to_string(v / R) + "r" + std::to_string(v % R); };
@@ -151,11 +238,8 @@ class mapping_ilp {
   }
 
   // Linearised pair placements y^{vw}_{d,e} (v < w), created on first use.
-  struct pair_vars {
-    std::size_t v, w;
-    std::vector<var> y;  // D×D, index d*D + e; unused on the diagonal
-  };
-  std::vector<pair_vars> pairs;
+  using pair_vars = mapping_ilp::pair_vars;
+  auto& pairs = p.pairs_;
   auto pair_of = [&](std::size_t a, std::size_t b) -> const pair_vars& {
     const std::size_t v = std::min(a, b), w = std::max(a, b);
     for (const auto& pv : pairs)
@@ -198,7 +282,7 @@ class mapping_ilp {
         const std::size_t v = g.vertex(s, r);
         linear_expr time(g.compute_ms(s));
         for (auto s2 : g.neighbours(s)) time += transfer(v, g.vertex(s2, r), g.message_bytes(s, s2));
-        if (!time.empty()) m.add(linear_expr(p.t_) >= time, "time_" + vname(v));
+        if (!time.empty()) p.time_rows_.push_back(m.add(linear_expr(p.t_) >= time, "time_" + vname(v)));
       }
   } else {
     for (std::size_t s = 0; s < S; ++s) {
@@ -206,7 +290,8 @@ class mapping_ilp {
       if (x <= 0 || R < 2) continue;
       for (std::size_t q = 0; q < R; ++q) {
         const std::size_t a = g.vertex(s, q), b = g.vertex(s, (q + 1) % R);
-        m.add(linear_expr(p.t_) >= g.compute_ms(s) + transfer(a, b, x), "ring_" + vname(a) + "_" + vname(b));
+        p.time_rows_.push_back(
+            m.add(linear_expr(p.t_) >= g.compute_ms(s) + transfer(a, b, x), "ring_" + vname(a) + "_" + vname(b)));
       }
     }
   }
