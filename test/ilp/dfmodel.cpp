@@ -8,8 +8,6 @@
 #include <random>
 #include <vector>
 
-#include "devplace/ilp/lp_writer.hpp"
-#include "devplace/ilp/mps_writer.hpp"
 #include "ilp/external.hpp"
 #include "ilp/solvers.hpp"
 #include "support/random_dag.hpp"
@@ -396,14 +394,7 @@ TEST_CASE("DFModel: the cbc and glpsol programs read the written LP and MPS mode
     if (trial++ >= 6) break;
     CAPTURE(trial);
     const auto ilp = build_dfmodel_inter_chip_ilp(p);
-    write_lp(dir / "m.lp", ilp.model());
-    write_mps(dir / "m.mps", ilp.model());
-    for (const auto& r : test::run_programs(dir / "m.lp", dir / "m.mps")) {
-      CAPTURE(r.status_line);
-      REQUIRE(r.ran);
-      CHECK(r.optimal);
-      CHECK(r.objective == doctest::Approx(want).epsilon(1e-7));
-    }
+    test::check_written_model(ilp.model(), dir, want);
   }
   std::filesystem::remove_all(dir);
 }

@@ -3,6 +3,8 @@
 // status and optimum they report.
 #include <unistd.h>
 
+#include <doctest/doctest.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +13,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "devplace/ilp/lp_writer.hpp"
+#include "devplace/ilp/model.hpp"
+#include "devplace/ilp/mps_writer.hpp"
 
 namespace devplace::test {
 
@@ -96,6 +102,19 @@ inline std::vector<external_result> run_programs(const std::filesystem::path& lp
     runs.push_back(run_glpsol_program(mps, true));
   }
   return runs;
+}
+
+/// Writes `m` as dir/m.lp and dir/m.mps and requires every installed program to prove the
+/// (minimisation) optimum `want` from each file.
+inline void check_written_model(const ilp::model& m, const std::filesystem::path& dir, double want) {
+  ilp::write_lp(dir / "m.lp", m);
+  ilp::write_mps(dir / "m.mps", m);
+  for (const auto& r : run_programs(dir / "m.lp", dir / "m.mps")) {
+    CAPTURE(r.status_line);
+    REQUIRE(r.ran);
+    CHECK(r.optimal);
+    CHECK(r.objective == doctest::Approx(want).epsilon(1e-7));
+  }
 }
 
 }  // namespace devplace::test

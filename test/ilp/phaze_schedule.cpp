@@ -13,8 +13,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "devplace/ilp/lp_writer.hpp"
-#include "devplace/ilp/mps_writer.hpp"
 #include "ilp/external.hpp"
 #include "ilp/solvers.hpp"
 #include "support/random_dag.hpp"
@@ -553,14 +551,7 @@ TEST_CASE("PHAZE: the cbc and glpsol programs read the written LP and MPS models
     const auto l = random_layer(rng, 4 + rng() % 3, trial, trial % 2 == 1);
     const double want = schedule_oracle(l).makespan;
     const auto p = ilp::build_phaze_schedule_ilp(l.adj, l.span(), l.opt);
-    ilp::write_lp(dir / "m.lp", p.model());
-    ilp::write_mps(dir / "m.mps", p.model());
-    for (const auto& r : test::run_programs(dir / "m.lp", dir / "m.mps")) {
-      CAPTURE(r.status_line);
-      REQUIRE(r.ran);
-      CHECK(r.optimal);
-      CHECK(r.objective == doctest::Approx(want).epsilon(1e-7));
-    }
+    test::check_written_model(p.model(), dir, want);
   }
   std::filesystem::remove_all(dir);
 }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "devplace/ilp/concepts.hpp"
+#include "devplace/ilp/detail/backend_support.hpp"
 #include "devplace/ilp/model.hpp"
 #include "devplace/ilp/solution.hpp"
 
@@ -123,7 +124,6 @@ struct cbc_solver {
     Cbc_solve(cbc.get());
 
     const double constant = m.objective_constant();
-    const bool minimize = m.sense() == objective_sense::minimize;
     const double* x = Cbc_bestSolution(cbc.get());
     if (x == nullptr && m.num_integral() == 0 && Cbc_isProvenOptimal(cbc.get())) x = Cbc_getColSolution(cbc.get());
     if (x != nullptr) {
@@ -155,17 +155,10 @@ struct cbc_solver {
       sol.message = "CBC ended with status " + std::to_string(Cbc_status(cbc.get())) + ", secondary status " +
                     std::to_string(secondary) + " and no solution";
     }
-    if (x != nullptr && !std::isnan(sol.best_bound))  // a bound never beats the incumbent
-      sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
+    if (x != nullptr) detail::clamp_bound(m, sol);
     if (!sol.has_values() && n > 0 && sol.status != solve_status::time_limit)
       sol.best_bound = std::numeric_limits<double>::quiet_NaN();
-    if (!sol.has_values() && sol.status == solve_status::time_limit && o.start.size() == m.num_vars() && n > 0 &&
-        m.max_violation(o.start) <= 1e-9) {
-      sol.values = o.start;  // stopped before it took the start: the start is still the incumbent
-      sol.objective = m.objective_value(sol.values);
-      if (!std::isnan(sol.best_bound))
-        sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
-    }
+    detail::keep_start(m, o, sol);
     return finish();
   }
 };

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "devplace/ilp/concepts.hpp"
+#include "devplace/ilp/detail/backend_support.hpp"
 #include "devplace/ilp/model.hpp"
 #include "devplace/ilp/solution.hpp"
 
@@ -108,7 +109,7 @@ struct glpk_solver {
     // A MIP start is offered from the search callback, which sees the presolved problem when the
     // MIP presolver is on: with a start, the LP relaxation is solved first and presolve is off.
     // glp_ios_heur_sol does not check primal feasibility, so an infeasible start is dropped here.
-    const bool start = o.start.size() == m.num_vars() && n > 0 && m.max_violation(o.start) <= 1e-9;
+    const bool start = detail::feasible_start(m, o);
     const bool use_presolve = presolve && !start;
     if (start) {
       tracker.start.assign(1, 0.0);
@@ -151,7 +152,6 @@ struct glpk_solver {
       }
       sol.objective = m.objective_value(sol.values);
     }
-    const bool minimize = m.sense() == objective_sense::minimize;
     switch (ret) {
       case 0:
         sol.status = mst == GLP_OPT ? solve_status::optimal
@@ -188,15 +188,10 @@ struct glpk_solver {
       sol.best_bound = sol.objective;
     } else if (!std::isnan(tracker.bound) && (has_x || sol.status == solve_status::time_limit)) {
       sol.best_bound = tracker.bound + 0.0;
-      if (has_x) sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
+      if (has_x) detail::clamp_bound(m, sol);
     }
     if (!has_x && sol.status != solve_status::time_limit) sol.values.clear();
-    if (!sol.has_values() && sol.status == solve_status::time_limit && start) {
-      sol.values = o.start;  // stopped before it took the start: the start is still the incumbent
-      sol.objective = m.objective_value(sol.values);
-      if (!std::isnan(sol.best_bound))
-        sol.best_bound = minimize ? std::min(sol.best_bound, sol.objective) : std::max(sol.best_bound, sol.objective);
-    }
+    detail::keep_start(m, o, sol);
     return finish();
   }
 };
