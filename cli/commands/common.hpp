@@ -2,6 +2,7 @@
 // Shared plumbing of the CLI commands.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,21 @@ inline void require_devices(std::size_t S, std::size_t R, std::size_t D) {
   if (S * R > D)
     throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
                   std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+}
+
+/// Checks a time limit: a number of seconds >= 0 (CLI::NonNegativeNumber would print DBL_MAX).
+inline CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double x = std::stod(v, &used);
+          if (used == v.size() && x >= 0 && !std::isnan(x)) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected a number of seconds >= 0, got " + v;
+      },
+      "SECONDS");
 }
 
 /// Defined in commands/all.hpp: registers every command.

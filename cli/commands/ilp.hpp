@@ -237,7 +237,7 @@ inline void register_ilp(CLI::App& app) {
   cmd->add_option("--write", a->write, "Write the model here: FILE.lp (CPLEX LP) or FILE.mps (free MPS)");
   cmd->add_option("--solve", a->solve, "Solve with this backend (built with: " + ilp_backends_built() + ")")
       ->check(CLI::IsMember({"cbc", "glpk"}));
-  cmd->add_option("--time-limit", a->time_limit, "Solver time limit in seconds [none]")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--time-limit", a->time_limit, "Solver time limit in seconds [none]")->check(seconds_validator());
   cmd->add_option("--threads", a->threads, "Solver threads (CBC)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--warm-start", a->warm_start, "mapping: start the solver from the plan's device_of (MIP start)");
   cmd->add_option("--out", a->out, "Write the solved plan (devplace.plan/1) here");

@@ -97,7 +97,7 @@ inline void register_map(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "p2p", "allreduce"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds_validator());
   cmd->add_option("--baseline", a->baseline, "Use a baseline map instead of searching")
       ->check(CLI::IsMember({"cs", "p2p", "random"}));
   cmd->add_option("--seed", a->seed, "Seed of the random map")->capture_default_str();

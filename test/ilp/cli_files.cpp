@@ -174,6 +174,8 @@ TEST_CASE("devplace ilp: bad requests are clear messages and write nothing") {
                          plan.string() + "' --solve glpk --warm-start",
                      log) == 2);
   CHECK(slurp(log).find("needs a plan with device_of") != std::string::npos);
+  CHECK(devplace_run("ilp --problem partition --graph '" + data + "' -S 2 --solve glpk --time-limit -1", log) == 2);
+  CHECK(slurp(log).find("--time-limit: expected a number of seconds >= 0, got -1") != std::string::npos);
   CHECK(devplace_run("ilp --problem partition --graph '" + data + "' -S 2 --write /nonexistent-dir/m.lp", log) == 1);
   CHECK(slurp(log).find("/nonexistent-dir/m.lp") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "m.txt"));
