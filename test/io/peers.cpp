@@ -10,17 +10,14 @@
 #include <string>
 
 #include "devplace/algorithm/topological_sort.hpp"
+#include "support/skip.hpp"
 
 using namespace devplace;
 namespace fs = std::filesystem;
 
 namespace {
 const fs::path peers = fs::path(DEVPLACE_SHARED_DIR) / "data" / "peers";
-bool have(const fs::path& p) {
-  if (fs::exists(p)) return true;
-  MESSAGE("skipped: " << p.string() << " is not there");
-  return false;
-}
+bool have(const fs::path& p) { return devplace::test::require_path(p); }
 double sum_fwd(const op_graph& g) {
   double s = 0;
   for (std::size_t v = 0; v < g.num_vertices(); ++v) s += g.forward_ms(v);
