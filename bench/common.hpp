@@ -51,7 +51,7 @@ inline const stage_graph& bert_large_stages(std::size_t S, std::size_t R) {
   static std::map<std::pair<std::size_t, std::size_t>, stage_graph> cache;
   auto it = cache.find({S, R});
   if (it == cache.end()) {
-    const auto p = topo_dp(bert_large(), {.stages = S, .replicas = R});
+    const auto p = topo_dp(bert_large(), {.stages = S, .cost = {.replicas = R}});
     it = cache.emplace(std::pair{S, R}, make_stage_graph(bert_large(), p.stage_of, S, R)).first;
   }
   return it->second;

@@ -27,12 +27,12 @@ int main(int argc, char** argv) {
     }
     for (std::size_t S : {4, 8, 16})
       for (std::size_t R : {1, 2, 4}) {
-        const devplace::partition_options po{.stages = S, .replicas = R, .micro_batches = 4};
+        const devplace::partition_options po{.stages = S, .cost = {.replicas = R, .micro_batches = 4}};
         const double bound = std::max(total / double(S), heaviest) / double(R);
         const auto flow = devplace::parmesan_partition(g, {.partition = po, .clusters = K});
         const auto fixed = devplace::topo_dp(g, po);
         auto even = devplace::even_split(g, {.stages = S});
-        const double even_ms = devplace::evaluate_partition(g, even.stage_of, S, po.cost()).objective_ms;
+        const double even_ms = devplace::evaluate_partition(g, even.stage_of, S, po.cost).objective_ms;
         double best_dp = 0, best_refined = 0;
         bool any = false;
         for (const auto& st : flow.steps)

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       argc > 2 ? std::filesystem::path(argv[2]) : std::filesystem::temp_directory_path() / "devplace_mapping.lp";
   try {
     const devplace::op_graph g = devplace::io::read_graph(file);
-    const auto part = devplace::topo_dp(g, {.stages = 4, .replicas = 2});
+    const auto part = devplace::topo_dp(g, {.stages = 4, .cost = {.replicas = 2}});
     const auto sg = devplace::make_stage_graph(g, part.stage_of, 4, 2);
     const auto topology = devplace::dgx1();
 

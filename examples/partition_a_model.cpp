@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   const std::size_t stages = argc > 2 ? std::stoul(argv[2]) : 4;
   try {
     const devplace::op_graph g = devplace::io::read_graph(file);
-    const devplace::partition_options opt{.stages = stages, .replicas = 2, .micro_batches = 4};
+    const devplace::partition_options opt{.stages = stages, .cost = {.replicas = 2, .micro_batches = 4}};
 
     const auto fixed = devplace::topo_dp(g, opt);
     const auto exact = devplace::pipeline_dp(g, opt);

@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 
 #include "devplace/map/cost_models.hpp"
+#include "devplace/plan.hpp"
+#include "devplace/sim/from_plan.hpp"
 
 namespace devplace::cli {
 
@@ -41,6 +44,16 @@ inline CLI::Validator seconds_validator() {
         return "expected a number of seconds >= 0, got " + v;
       },
       "SECONDS");
+}
+
+/// "iteration X ms, Y samples/s, bubble Z" of a simulated plan, the same digits in every command
+/// (`plan` and `simulate` print the same line for the same plan).
+inline std::string simulation_line(const plan& p) {
+  if (!p.simulation) return "not simulated";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "iteration %.6f ms, %.6f samples/s, bubble %.4f", p.simulation->iteration_ms,
+                p.simulation->samples_per_s, p.simulation->bubble_fraction);
+  return buf;
 }
 
 /// Defined in commands/all.hpp: registers every command.

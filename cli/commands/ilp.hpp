@@ -167,21 +167,22 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
     if (a.plan_file.empty()) throw CLI::ValidationError("--problem repair needs --plan (the candidate stage_of)");
     p = io::read_plan_json(a.plan_file, &g);
   }
-  partition_options po{.stages = a.stages ? a.stages : p.stages, .replicas = a.replicas ? a.replicas : std::max<std::size_t>(p.replicas, 1),
-                       .micro_batches = a.micro_batches, .device_memory_bytes = a.device_memory,
-                       .bandwidth_gbps = a.bandwidth};
+  partition_options po{.stages = a.stages ? a.stages : p.stages,
+                       .cost = {.replicas = a.replicas ? a.replicas : std::max<std::size_t>(p.replicas, 1),
+                                .micro_batches = a.micro_batches, .device_memory_bytes = a.device_memory,
+                                .bandwidth_gbps = a.bandwidth}};
   if (po.stages == 0) throw CLI::ValidationError("--problem " + a.problem + " needs --stages");
   if (!a.topology.empty() && std::isinf(a.device_memory)) {
     const matrix_topology topo = io::read_topology_json(a.topology);
     for (std::size_t d = 0; d < topo.num_devices(); ++d)
-      po.device_memory_bytes = std::min(po.device_memory_bytes, topo.device_memory_bytes(d));
+      po.cost.device_memory_bytes = std::min(po.cost.device_memory_bytes, topo.device_memory_bytes(d));
   }
   const bool repair = a.problem == "repair";
   std::vector<std::size_t> candidate = p.stage_of;
   const auto model = repair ? ilp::build_partition_repair_ilp(g, po, candidate) : ilp::build_partition_ilp(g, po);
   ilp_print_model(model.model(),
                   std::string(repair ? "repair" : "partition") + ", S = " + std::to_string(po.stages) +
-                      ", R = " + std::to_string(po.replicas) + ", " + std::to_string(g.num_vertices()) + " operators",
+                      ", R = " + std::to_string(po.cost.replicas) + ", " + std::to_string(g.num_vertices()) + " operators",
                   os);
   if (!a.write.empty()) ilp_write_model(model.model(), a.write, os);
   if (a.solve.empty()) return;
@@ -195,15 +196,15 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
   plan out;
   out.graph = g.name();
   out.stages = po.stages;
-  out.replicas = po.replicas;
-  out.micro_batches = po.micro_batches;
+  out.replicas = po.cost.replicas;
+  out.micro_batches = po.cost.micro_batches;
   out.stage_of = r.stage_of;
   out.partition = partition_summary{.objective_ms = r.objective_ms, .stage_time_ms = r.stage_time_ms,
                                     .stage_memory_bytes = r.stage_memory_bytes,
                                     .method = (repair ? "ilp-repair-" : "ilp-") + a.solve,
                                     .optimal = !repair && r.status == status::optimal,
                                     .status = std::string(to_string(r.status)), .time_s = r.time_s};
-  os << "partition       " << out.partition->method << ", S = " << po.stages << ", R = " << po.replicas
+  os << "partition       " << out.partition->method << ", S = " << po.stages << ", R = " << po.cost.replicas
      << ": objective " << r.objective_ms << " ms (" << to_string(r.status)
      << (out.partition->optimal ? ", proved optimal" : "") << ") in " << r.time_s << " s\n";
   if (repair) os << "repair          " << rr.changed << " of " << g.num_vertices() << " operators moved\n";

@@ -52,7 +52,7 @@ inline void register_info(CLI::App& app) {
               << "sinks           " << snk.size() << '\n'
               << "longest path    " << by_time.length << " ms (fwd+bwd), " << by_hops.path.size() << " operators\n"
               << "down-sets       ";
-    if (ds.status == status::limit_reached)
+    if (ds.status == status::work_limit)
       std::cout << "more than " << args->downset_cap << " (count stopped at the cap)\n";
     else
       std::cout << ds.count << " (including the empty set)\n";

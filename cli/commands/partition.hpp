@@ -57,8 +57,9 @@ inline void add_partition_options(CLI::App* cmd, partition_args& a) {
 
 /// Runs the chosen partitioner; throws `failure` when it finds no partition.
 inline plan run_partition(const op_graph& g, const partition_args& a, std::ostream& log) {
-  const partition_options po{.stages = a.stages, .replicas = a.replicas, .micro_batches = a.micro_batches,
-                             .device_memory_bytes = a.device_memory, .bandwidth_gbps = a.bandwidth,
+  const partition_options po{.stages = a.stages,
+                             .cost = {.replicas = a.replicas, .micro_batches = a.micro_batches,
+                                      .device_memory_bytes = a.device_memory, .bandwidth_gbps = a.bandwidth},
                              .max_downsets = a.max_downsets};
   if (a.stages > g.num_vertices())
     throw failure("--stages " + std::to_string(a.stages) + " exceeds the " + std::to_string(g.num_vertices()) +
@@ -68,7 +69,7 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
   std::string method = a.method;
   if (a.method == "dp") {
     r = pipeline_dp(g, po);
-    if (r.status == status::limit_reached)
+    if (r.status == status::work_limit)
       throw failure("dp: the graph has more than " + std::to_string(a.max_downsets) +
                     " down-sets within reach; use --method parmesan (clustering first) or raise --max-downsets");
   } else if (a.method == "topo-dp") {
@@ -77,7 +78,7 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     const auto e = even_split(g, {.stages = a.stages});
     r.status = e.status;
     r.stage_of = e.stage_of;
-    if (has_solution(r.status)) finish_partition(g, po, r);
+    if (r.has_solution()) finish_partition(g, po, r);
   } else {
     method = "cluster+dp+refine";
     parmesan_options opt{.partition = po, .clusters = a.clusters, .alphas = a.alphas, .refine = a.refine != "none"};
@@ -101,7 +102,7 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     steps.push_back({"reference", 0.0, 0, pr.reference_objective_ms, 0.0, pr.from_reference ? "kept" : "not kept"});
     r = pr;
   }
-  if (!has_solution(r.status))
+  if (!r.has_solution())
     throw failure(method + ": no partition into " + std::to_string(a.stages) + " stages fits (" +
                   std::string(to_string(r.status)) + "); check --device-memory, --replicas and --micro-batches");
   plan p;

@@ -22,6 +22,7 @@ namespace devplace::cli {
 inline void register_plan(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto", topology, schedule = "gpipe", out, svg;
+    bool no_recompute = false;
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -32,7 +33,9 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--topology", a->topology, "Topology file (matrix or generator form)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--devices", a->o.devices, "Devices to use [all of the topology]");
   cmd->add_option("--micro-batches", a->o.micro_batches, "Micro-batches per iteration")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--micro-batch-size", a->o.micro_batch_size, "Samples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--micro-batch-size", a->o.micro_batch_size, "Samples per micro-batch [the graph's micro_batch_size, else 1]")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-recompute", a->no_recompute, "No activation recomputation in the simulation [recomputation on]");
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
   cmd->add_option("--clusters,-K", a->o.clusters, "Hyper-operators of the partitioning flow")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
@@ -45,6 +48,7 @@ inline void register_plan(CLI::App& app) {
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
+    a->o.recompute = !a->no_recompute;
     const auto r = search_plan(g, t, a->o);
     std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
               << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
@@ -61,12 +65,17 @@ inline void register_plan(CLI::App& app) {
                 << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x\n"
                 << std::defaultfloat << std::setprecision(6);
     }
+    for (const auto& c : r.candidates)
+      if (c.status == status::feasible && c.result.mapping && c.result.mapping->status == "time_limit")
+        std::cout << "time limit      S = " << c.stages << ", R = " << c.replicas
+                  << ": the mapper hit --map-timeout; this configuration's mapping (and so the plan) may change with the machine's speed\n";
     if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
     const auto& best = r.candidates[r.best];
     const plan& p = best.result;
-    std::cout << "chosen          S = " << p.stages << ", R = " << p.replicas << ": " << best.samples_per_s
-              << " samples/s simulated (" << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
+    std::cout << "chosen          S = " << p.stages << ", R = " << p.replicas << ": " << simulation_line(p) << " ("
+              << std::setprecision(3) << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
               << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
+              << std::setprecision(6)
               << "  stage  operators  time ms  devices\n";
     std::vector<std::size_t> size(p.stages, 0);
     for (auto x : p.stage_of) ++size[x];
@@ -82,8 +91,7 @@ inline void register_plan(CLI::App& app) {
     }
     if (!a->svg.empty()) {
       const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-      const auto sim = simulate(model, t, {.micro_batches = a->o.micro_batches, .micro_batch_size = a->o.micro_batch_size,
-                                           .schedule = a->o.schedule, .recompute = a->o.recompute});
+      const auto sim = simulate(model, t, simulation_options_of(p));
       const std::filesystem::path dir = a->svg;
       io::atomic_write(dir / "gantt.svg", gantt_svg(sim, t.num_devices()));
       io::atomic_write(dir / "heatmap.svg", heatmap_svg(t, p.device_of));

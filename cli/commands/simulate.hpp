@@ -1,8 +1,11 @@
 #pragma once
 // devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b]
-//                   [--micro-batches MB] [--micro-batch-size N] [--recompute] [--out plan.json]
+//                   [--micro-batches MB] [--micro-batch-size N] [--recompute|--no-recompute]
+//                   [--blocking-sends] [--out plan.json]
 // Simulates one training iteration of a mapped plan (stage_of and device_of) and writes the plan
-// back with its simulation figures.
+// back with its simulation figures. Every setting defaults to the one recorded in the plan's
+// `settings` (so `simulate --plan P` reproduces what `plan` printed), else to the graph's
+// micro-batch size, GPipe, no recomputation.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -20,10 +23,11 @@ namespace devplace::cli {
 
 inline void register_simulate(CLI::App& app) {
   struct args_t {
-    std::string graph, format = "auto", topology, plan_file, schedule = "gpipe", out;
+    std::string graph, format = "auto", topology, plan_file, out;
+    std::optional<std::string> schedule;
     std::optional<std::size_t> micro_batches;
-    double micro_batch_size = 1;
-    bool recompute = false;
+    std::optional<double> micro_batch_size;
+    bool recompute = false, no_recompute = false, blocking_sends = false, overlapped_sends = false;
   };
   auto a = std::make_shared<args_t>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a mapped plan");
@@ -32,10 +36,15 @@ inline void register_simulate(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))->capture_default_str();
   cmd->add_option("--topology", a->topology, "Topology file (matrix or generator form)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--plan", a->plan_file, "Plan with stage_of and device_of")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
+  cmd->add_option("--schedule", a->schedule, "Pipeline schedule [the plan's, else gpipe]")->check(CLI::IsMember({"gpipe", "1f1b"}));
   cmd->add_option("--micro-batches", a->micro_batches, "Micro-batches per iteration [the plan's]")->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch-size", a->micro_batch_size, "Samples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_flag("--recompute", a->recompute, "Activation recomputation (backward repeats the forward)");
+  cmd->add_option("--micro-batch-size", a->micro_batch_size, "Samples per micro-batch [the plan's, else the graph's, else 1]")
+      ->check(CLI::PositiveNumber);
+  auto* rc = cmd->add_flag("--recompute", a->recompute, "Activation recomputation (backward repeats the forward) [the plan's, else off]");
+  cmd->add_flag("--no-recompute", a->no_recompute, "No activation recomputation")->excludes(rc);
+  auto* bs = cmd->add_flag("--blocking-sends", a->blocking_sends,
+                           "A device is busy while it sends (the p2p mapping model) [the plan's, else overlapped]");
+  cmd->add_flag("--overlapped-sends", a->overlapped_sends, "Transfers run on the links, overlapped with compute")->excludes(bs);
   cmd->add_option("--out", a->out, "Write the plan with its simulation figures here");
   cmd->callback([a] {
     const op_graph g = io::read_graph(a->graph, a->format);
@@ -49,16 +58,19 @@ inline void register_simulate(CLI::App& app) {
                         std::to_string(p.device_of[s][r]) + " is not in the topology (" + std::to_string(t.num_devices()) +
                         " devices)");
     if (a->micro_batches) p.micro_batches = *a->micro_batches;
+    plan_settings st = p.settings.value_or(plan_settings{.micro_batch_size = g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0});
+    if (a->schedule) st.schedule = *a->schedule;
+    if (a->micro_batch_size) st.micro_batch_size = *a->micro_batch_size;
+    if (a->recompute || a->no_recompute) st.recompute = a->recompute;
+    if (a->blocking_sends || a->overlapped_sends) st.blocking_sends = a->blocking_sends;
+    p.settings = st;
     const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-    const simulation_options o{.micro_batches = p.micro_batches, .micro_batch_size = a->micro_batch_size,
-                               .schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe,
-                               .recompute = a->recompute};
-    const auto r = simulate(model, t, o);
-    p.simulation = simulation_summary{.schedule = a->schedule, .iteration_ms = r.iteration_ms,
+    const auto r = simulate(model, t, simulation_options_of(p));
+    p.simulation = simulation_summary{.schedule = st.schedule, .iteration_ms = r.iteration_ms,
                                       .samples_per_s = r.samples_per_s, .bubble_fraction = r.bubble_fraction};
-    std::cout << "simulation      " << a->schedule << ", S = " << p.stages << ", R = " << p.replicas
-              << ", MB = " << p.micro_batches << ": iteration " << r.iteration_ms << " ms, " << r.samples_per_s
-              << " samples/s, bubble " << r.bubble_fraction << '\n';
+    std::cout << "simulation      " << st.schedule << (st.recompute ? " with recomputation" : "") << ", S = " << p.stages
+              << ", R = " << p.replicas << ", MB = " << p.micro_batches << " x " << st.micro_batch_size << ": "
+              << simulation_line(p) << '\n';
     if (!a->out.empty()) {
       io::write_plan_json(p, a->out);
       std::cout << "written         " << a->out << '\n';

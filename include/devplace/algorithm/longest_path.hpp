@@ -23,7 +23,7 @@ template <dag G, vertex_cost_fn<G> Cost>
   longest_path_result r;
   if (n == 0) return r;
   const auto topo = topological_sort(g);
-  DEVPLACE_EXPECTS(topo.status == status::optimal);
+  DEVPLACE_EXPECTS(topo.status == status::optimal, "longest_path: the graph has a cycle");
   std::vector<double> best(n, 0.0);
   std::vector<std::size_t> prev(n, n);
   for (std::size_t u : topo.order) best[u] = static_cast<double>(cost(g, static_cast<vertex_id_t<G>>(u)));

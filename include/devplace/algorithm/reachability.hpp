@@ -24,7 +24,7 @@ class reachability_index {
   explicit reachability_index(const G& g) {
     const std::size_t n = devplace::num_vertices(g);
     const auto topo = topological_sort(g);
-    DEVPLACE_EXPECTS(topo.status == status::optimal);
+    DEVPLACE_EXPECTS(topo.status == status::optimal, "reachability_index: the graph has a cycle");
     order_ = topo.order;
     anc_.assign(n, detail::dynamic_bitset(n));
     desc_.assign(n, detail::dynamic_bitset(n));

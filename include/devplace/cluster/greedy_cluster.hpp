@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
+#include <type_traits>
 #include <cstdint>
 #include <limits>
 #include <queue>
@@ -28,6 +30,7 @@
 
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/partition/stage_cost.hpp"
 #include "devplace/dag/properties.hpp"
 #include "devplace/detail/bitset.hpp"
 #include "devplace/status.hpp"
@@ -37,9 +40,9 @@ namespace devplace {
 struct greedy_cluster_options {
   std::size_t max_clusters = 32;            ///< K: stop once at most K hyper-operators remain
   double alpha = 1.0;                       ///< α of eq. 4 (Parmesan tries 0.01, 1, 100)
-  double bandwidth_gbps = 10.0;             ///< constant bandwidth for c_m (docs/formats.md)
-  double device_memory_bytes = std::numeric_limits<double>::infinity();  ///< DM of eq. 14
-  std::size_t micro_batches = 1;            ///< MB of eq. 14
+  /// β̄ for c_m, DM and MB of eq. 14 (partition/stage_cost.hpp); a merged cluster's memory must
+  /// stay within one device's memory (R is not used).
+  stage_cost_options cost;
 };
 
 struct clustering {
@@ -58,8 +61,8 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   const std::size_t n = g.num_vertices();
   clustering result;
   if (n == 0) return result;
-  const double to_ms = 1.0 / (opt.bandwidth_gbps * 1e6);
-  const double mb = static_cast<double>(std::max<std::size_t>(opt.micro_batches, 1));
+  const double to_ms = cut_ms_per_byte(opt.cost);
+  const double mb = static_cast<double>(std::max<std::size_t>(opt.cost.micro_batches, 1));
 
   // Hyper-node state, indexed by representative id (the original vertex id of its first member).
   std::vector<double> cu(n), mem_int(n), boundary(n, 0.0);
@@ -154,7 +157,7 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     const candidate c = heap.top();
     heap.pop();
     if (!alive[c.lo] || !alive[c.hi] || version[c.lo] != c.vlo || version[c.hi] != c.vhi) continue;
-    if (merged_memory(c.from, c.to) > opt.device_memory_bytes) continue;  // only grows: drop
+    if (merged_memory(c.from, c.to) > opt.cost.device_memory_bytes) continue;  // only grows: drop
     if (!convex(c.from, c.to)) {
       blocked[c.from].emplace_back(c.from, c.to);
       blocked[c.to].emplace_back(c.from, c.to);
@@ -238,6 +241,8 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
 /// Clusters any `profiled_dag` (copied once into an `op_graph`).
 template <profiled_dag G>
 [[nodiscard]] clustering greedy_cluster(const G& g, const greedy_cluster_options& opt = {}) {
+  check_cost_options(opt.cost, "greedy_cluster");
+  if (!(opt.alpha >= 0) || !std::isfinite(opt.alpha)) throw std::invalid_argument("greedy_cluster: alpha must be a finite number >= 0");
   if constexpr (std::is_same_v<G, op_graph>)
     return detail::greedy_cluster_core(g, opt);
   else

@@ -80,7 +80,8 @@ class csr_dag {
     edge_sources_.clear();
     for (std::size_t k = 0; k < order.size(); ++k) {
       const auto [u, v] = edges[order[k]];
-      DEVPLACE_EXPECTS(u < n && v < n && u != v);
+      DEVPLACE_EXPECTS(u < n && v < n && u != v, "csr_dag: edge " + std::to_string(u) + " -> " + std::to_string(v) +
+                                                   (u == v ? " is a self-loop" : " names a vertex >= n = " + std::to_string(n)));
       if (out_targets_.empty() || edge_sources_.back() != u || out_targets_.back() != v) {
         out_targets_.push_back(v);
         edge_sources_.push_back(u);

@@ -18,6 +18,7 @@
 
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/csr_dag.hpp"
+#include "devplace/dag/edges.hpp"
 #include "devplace/dag/properties.hpp"
 
 namespace devplace {
@@ -33,6 +34,9 @@ struct op_attributes {
   double bwd_mem_bytes = 0;    ///< peak extra memory in backward
   double param_bytes = 0;      ///< trainable parameter bytes owned by the operator
   double out_bytes = -1;       ///< output bytes, < 0 when unknown
+  /// c_u(v) when it is not fwd_ms + bwd_ms (a user type's own `compute_ms`, kept by `to_op_graph`);
+  /// < 0: fwd_ms + bwd_ms.
+  double compute_ms = -1;
 };
 
 /// The error thrown by `op_graph_builder::build` on a structurally invalid graph.
@@ -57,7 +61,9 @@ class op_graph {
   // -- profiled_dag
   [[nodiscard]] double forward_ms(std::size_t v) const noexcept { return ops_[v].fwd_ms; }
   [[nodiscard]] double backward_ms(std::size_t v) const noexcept { return ops_[v].bwd_ms; }
-  [[nodiscard]] double compute_ms(std::size_t v) const noexcept { return ops_[v].fwd_ms + ops_[v].bwd_ms; }
+  [[nodiscard]] double compute_ms(std::size_t v) const noexcept {
+    return ops_[v].compute_ms >= 0 ? ops_[v].compute_ms : ops_[v].fwd_ms + ops_[v].bwd_ms;
+  }
   [[nodiscard]] double memory_bytes(std::size_t v) const noexcept {
     return ops_[v].fwd_mem_bytes > ops_[v].bwd_mem_bytes ? ops_[v].fwd_mem_bytes : ops_[v].bwd_mem_bytes;
   }
@@ -77,6 +83,13 @@ class op_graph {
   [[nodiscard]] std::span<const double> edge_bytes_by_id() const noexcept { return edge_bytes_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
+  /// Samples per micro-batch the graph was profiled with; 0 when unknown (then 1 is assumed for
+  /// samples per second).
+  [[nodiscard]] double micro_batch_size() const noexcept { return micro_batch_size_; }
+  void set_micro_batch_size(double n) {
+    if (!(n >= 0) || !std::isfinite(n)) throw std::invalid_argument("micro_batch_size must be a finite number >= 0");
+    micro_batch_size_ = n;
+  }
   /// Dense vertex of an external id, or `num_vertices()` if there is none.
   [[nodiscard]] std::size_t vertex_of_id(std::int64_t id) const {
     const auto it = index_of_id_.find(id);
@@ -90,6 +103,7 @@ class op_graph {
   std::vector<double> edge_bytes_;
   std::unordered_map<std::int64_t, std::size_t> index_of_id_;
   std::string name_;
+  double micro_batch_size_ = 0;
 };
 
 /// Collects operators and edges, then validates and freezes them into an `op_graph`.
@@ -109,6 +123,11 @@ class op_graph_builder {
     check_attr(a.fwd_mem_bytes, "fwd_mem_bytes", a.id);
     check_attr(a.bwd_mem_bytes, "bwd_mem_bytes", a.id);
     check_attr(a.param_bytes, "param_bytes", a.id);
+    if (!std::isfinite(a.compute_ms))
+      throw graph_error("operator " + std::to_string(a.id) + ": compute_ms is not finite");
+    if (a.compute_ms >= 0 && a.compute_ms < a.fwd_ms)
+      throw graph_error("operator " + std::to_string(a.id) + ": compute_ms (" + std::to_string(a.compute_ms) +
+                        ") is less than fwd_ms (" + std::to_string(a.fwd_ms) + "); the backward part would be negative");
     if (!std::isfinite(a.out_bytes)) throw graph_error("operator " + std::to_string(a.id) + ": out_bytes is not finite");
     const std::size_t v = ops_.size();
     if (!index_of_id_.emplace(a.id, v).second)
@@ -167,7 +186,14 @@ class op_graph_builder {
   std::string name_;
 };
 
-/// Copies any `profiled_dag` into an `op_graph` (the concrete core of the heavy passes).
+/// Copies any `profiled_dag` into an `op_graph` (the concrete core of the heavy passes), reading
+/// every cost through the customisation points: forward_ms, backward_ms, compute_ms (kept when it
+/// is not their sum), memory_bytes, param_bytes and edge_bytes.
+///
+/// Parallel edges: `edge_bytes(g, u, v)` is the total number of bytes sent from u to v, however
+/// many times v appears among u's successors; a repeated successor is one more statement of the
+/// same dependency and is copied once (docs/concepts.md, "Parallel edges").
+/// Throws `graph_error` on a cycle, a self-loop or a negative / non-finite cost.
 template <profiled_dag G>
 [[nodiscard]] op_graph to_op_graph(const G& g) {
   if constexpr (std::is_same_v<G, op_graph>) {
@@ -180,13 +206,14 @@ template <profiled_dag G>
       a.id = static_cast<std::int64_t>(v);
       a.fwd_ms = devplace::forward_ms(g, v);
       a.bwd_ms = devplace::backward_ms(g, v);
+      const double c = devplace::compute_ms(g, v);
+      if (c != a.fwd_ms + a.bwd_ms) a.compute_ms = c;
       a.fwd_mem_bytes = devplace::memory_bytes(g, v);
       a.bwd_mem_bytes = a.fwd_mem_bytes;
       a.param_bytes = devplace::param_bytes(g, v);
       b.add_op(std::move(a));
     }
-    for (std::size_t u = 0; u < n; ++u)
-      for (auto v : devplace::out_edges(g, u)) b.add_edge(u, static_cast<std::size_t>(v), devplace::edge_bytes(g, u, v));
+    for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) { b.add_edge(u, v, bytes); });
     return std::move(b).build();
   }
 }

@@ -110,13 +110,14 @@ inline constexpr detail::property_cpo::edge_bytes_fn edge_bytes{};
 }  // namespace cpo
 
 /// \concept profiled_dag
-/// A `bidirectional_dag` whose operators and edges carry the profiled attributes above.
+/// A `dag` whose operators and edges carry the profiled attributes above. (Algorithms that need
+/// predecessors copy the graph once into an `op_graph`, so successor lists are enough.)
 /// Valid expressions: `forward_ms(g, v)`, `backward_ms(g, v)`, `compute_ms(g, v)`,
 /// `memory_bytes(g, v)`, `param_bytes(g, v)`, `edge_bytes(g, u, v)` for every edge u -> v; all
 /// return `double`, are >= 0 and finite. `edge_bytes` of a pair that is not an edge is unspecified.
-/// Models: `op_graph`, `views::with_costs(g, ...)` over any bidirectional dag.
+/// Models: `op_graph`, `views::with_costs(g, ...)` over any dag (e.g. `std::vector<std::vector<int>>`).
 template <class G>
-concept profiled_dag = bidirectional_dag<G> && requires(const G& g, std::size_t v) {
+concept profiled_dag = dag<G> && requires(const G& g, std::size_t v) {
   { devplace::forward_ms(g, v) } -> std::same_as<double>;
   { devplace::backward_ms(g, v) } -> std::same_as<double>;
   { devplace::compute_ms(g, v) } -> std::same_as<double>;

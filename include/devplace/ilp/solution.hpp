@@ -62,7 +62,7 @@ struct solution {
 };
 
 /// The library status of a solve, for the builders' decoders: optimal, feasible and infeasible
-/// map to themselves, `time_limit` to `timed_out`. `unbounded` and `error` mean the model or the
+/// map to themselves, `time_limit` to `time_limit`. `unbounded` and `error` mean the model or the
 /// solver is broken (a builder never makes an unbounded model): std::runtime_error with the
 /// solver's message.
 [[nodiscard]] inline devplace::status result_status(const solution& s) {
@@ -70,7 +70,7 @@ struct solution {
     case solve_status::optimal: return devplace::status::optimal;
     case solve_status::feasible: return devplace::status::feasible;
     case solve_status::infeasible: return devplace::status::infeasible;
-    case solve_status::time_limit: return devplace::status::timed_out;
+    case solve_status::time_limit: return devplace::status::time_limit;
     case solve_status::unbounded:
     case solve_status::error: break;
   }

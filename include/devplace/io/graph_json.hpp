@@ -9,6 +9,7 @@
 /// Parallel edges are merged by adding their bytes. Every rejection names file, JSON pointer
 /// and reason; a cycle lists the ids on one cycle.
 #include <cstdint>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -62,7 +63,18 @@ inline op_graph graph_from_json(const nlohmann::json& doc, const std::string& fi
     const double bytes = r.non_negative(r.field(e, "bytes", p), p + "/bytes");
     detail::add_edge_by_id(r, b, p, src, dst, bytes, "src", "dst");
   }
-  return detail::build_graph(r, std::move(b));
+  op_graph g = detail::build_graph(r, std::move(b));
+  // The micro-batch size it was profiled with: `micro_batch_size`, else `source.micro_batch`.
+  if (const auto* x = detail::reader::optional(doc, "micro_batch_size")) {
+    const double mbs = r.number(*x, "/micro_batch_size");
+    if (!(mbs > 0)) r.fail("/micro_batch_size", "expected a number > 0");
+    g.set_micro_batch_size(mbs);
+  } else if (const auto* src = detail::reader::optional(doc, "source"); src && src->is_object()) {
+    if (const auto* y = detail::reader::optional(*src, "micro_batch"); y && y->is_number() && y->get<double>() > 0 &&
+                                                                        std::isfinite(y->get<double>()))
+      g.set_micro_batch_size(y->get<double>());
+  }
+  return g;
 }
 
 inline op_graph read_graph_json_text(const std::string& text, const std::string& file) {
@@ -79,6 +91,7 @@ inline nlohmann::json graph_to_json(const op_graph& g) {
   doc["format"] = graph_format;
   doc["name"] = g.name();
   doc["units"] = {{"time", "ms"}, {"memory", "bytes"}, {"size", "bytes"}};
+  if (g.micro_batch_size() > 0) doc["micro_batch_size"] = g.micro_batch_size();
   auto& nodes = doc["nodes"] = nlohmann::json::array();
   for (const auto& a : g.ops()) {
     nlohmann::json n{{"id", a.id}, {"name", a.name}, {"op", a.op}, {"fwd_ms", a.fwd_ms}, {"bwd_ms", a.bwd_ms},

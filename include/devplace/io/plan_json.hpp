@@ -86,6 +86,30 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     const auto* x = detail::reader::optional(o, key);
     return x ? r.boolean(*x, detail::child(base, key)) : false;
   };
+  if (const auto* x = detail::reader::optional(doc, "settings")) {
+    r.object(*x, "/settings");
+    plan_settings st;
+    if (const auto* v = detail::reader::optional(*x, "micro_batch_size")) {
+      st.micro_batch_size = r.number(*v, "/settings/micro_batch_size");
+      if (!(st.micro_batch_size > 0)) r.fail("/settings/micro_batch_size", "expected a number > 0");
+    }
+    if (const auto* v = detail::reader::optional(*x, "schedule")) {
+      st.schedule = r.string(*v, "/settings/schedule");
+      if (st.schedule != "gpipe" && st.schedule != "1f1b") r.fail("/settings/schedule", "expected \"gpipe\" or \"1f1b\"");
+    }
+    st.recompute = flag(*x, "recompute", "/settings");
+    st.blocking_sends = flag(*x, "blocking_sends", "/settings");
+    if (const auto* v = detail::reader::optional(*x, "phase1_bandwidth_gbps")) {
+      st.phase1_bandwidth_gbps = r.number(*v, "/settings/phase1_bandwidth_gbps");
+      if (!(st.phase1_bandwidth_gbps > 0)) r.fail("/settings/phase1_bandwidth_gbps", "expected a number > 0");
+    }
+    if (const auto* v = detail::reader::optional(*x, "cost")) {
+      st.cost = r.string(*v, "/settings/cost");
+      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce")
+        r.fail("/settings/cost", "expected \"auto\", \"p2p\" or \"allreduce\"");
+    }
+    p.settings = std::move(st);
+  }
   if (const auto* x = detail::reader::optional(doc, "partition")) {
     r.object(*x, "/partition");
     partition_summary ps;
@@ -163,6 +187,12 @@ inline nlohmann::json plan_to_json(const plan& p) {
   doc["micro_batches"] = p.micro_batches;
   doc["stage_of"] = p.stage_of;
   if (!p.device_of.empty()) doc["device_of"] = p.device_of;
+  if (p.settings) {
+    const auto& x = *p.settings;
+    doc["settings"] = {{"micro_batch_size", x.micro_batch_size}, {"schedule", x.schedule}, {"recompute", x.recompute},
+                       {"blocking_sends", x.blocking_sends}, {"phase1_bandwidth_gbps", x.phase1_bandwidth_gbps},
+                       {"cost", x.cost}};
+  }
   if (p.partition) {
     const auto& x = *p.partition;
     doc["partition"] = {{"objective_ms", x.objective_ms}, {"stage_time_ms", x.stage_time_ms},

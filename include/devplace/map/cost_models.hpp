@@ -4,13 +4,19 @@
 /// conventions") and the customisation point through which the mapper reads them.
 ///
 ///   p2p (eq. 6/8):       c(s_r) = c_u(s) + Σ_{s'∈adj(s)} T(p(s_r), p(s'_r), M(s, s'))
-///   allreduce (eq. 7/9): c(s_r) = c_u(s) + max_{i} T(p(s_i), p(s_{i+1 mod R}), 2(R−1)/R · P(s))
+///   allreduce (eq. 7/9): c(s_r) = c_u(s) + 2(R−1) · max_{i} T(p(s_i), p(s_{i+1 mod R}), P(s)/R)
+///                               = c_u(s) + max_i [ 2(R−1)/R · P(s) · w_i + 2(R−1) · ℓ_i ]
 ///   objective (eq. 5):   max over all S·R stage replicas
 ///
-/// where T(a, b, x) = x / (B(a, b) · 10^6) + latency(a, b) is the transfer time in ms of x bytes
-/// from device a to device b (bandwidth in GB/s, latency in ms; a message of 0 bytes costs 0).
-/// The allreduce ring of stage s runs over its replicas in index order 0..R−1 (for R = 2 it is
-/// one link used in both directions; for R = 1 the allreduce costs 0).
+/// where T(a, b, x) is the transfer time of cost/transfer.hpp, the one definition every component
+/// uses: x / (B(a, b) · 10^6) + latency(a, b) ms for x > 0 bytes, 0 for an empty message. The
+/// allreduce ring of stage s runs over its replicas in index order 0..R−1 (for R = 2 it is one
+/// link used in both directions; for R = 1 the allreduce costs 0); each of its 2(R−1) steps pays
+/// the latency of its slowest link, as in the simulator.
+///
+/// What the two models measure: the p2p model is the simulator's steady state per micro-batch when
+/// a device is busy while it sends (docs/simulator.md, "Steady state"); the allreduce model is the
+/// busy time of one iteration of a single micro-batch (compute, then the blocking allreduce).
 ///
 /// `mapping_cost_model` is what the search needs of a model: the other G' vertices whose devices
 /// a vertex's time reads (this fixes the checking scheme), the exact time once they are all
@@ -31,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devplace/cost/transfer.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/topology/concepts.hpp"
 
@@ -81,7 +88,12 @@ class link_costs {
   [[nodiscard]] double latency_ms(std::size_t a, std::size_t b) const noexcept { return lat_[a * D_ + b]; }
   /// T(a, b, bytes) in ms; 0 for an empty message.
   [[nodiscard]] double transfer_ms(std::size_t a, std::size_t b, double bytes) const noexcept {
-    return bytes > 0 ? bytes * w_[a * D_ + b] + lat_[a * D_ + b] : 0.0;
+    return transfer_time_ms_w(bytes, w_[a * D_ + b], lat_[a * D_ + b]);
+  }
+  /// The share of link a -> b in a ring allreduce over `replicas` whose replicas each move
+  /// `ring_bytes` = 2(R−1)/R · P bytes in all: 2(R−1) · T(a, b, P/R) = ring_bytes · w + 2(R−1) · ℓ.
+  [[nodiscard]] double ring_transfer_ms(std::size_t a, std::size_t b, double ring_bytes, std::size_t replicas) const noexcept {
+    return ring_bytes > 0 ? ring_bytes * w_[a * D_ + b] + ring_steps(replicas) * lat_[a * D_ + b] : 0.0;
   }
   /// True when w and latency are symmetric matrices.
   [[nodiscard]] bool symmetric() const noexcept { return symmetric_; }
@@ -319,7 +331,7 @@ struct allreduce_cost {
     double worst = 0;
     if (x > 0)
       for (std::size_t q = 0; q < R; ++q)
-        worst = std::max(worst, L.transfer_ms(dev[g.vertex(s, q)], dev[g.vertex(s, (q + 1) % R)], x));
+        worst = std::max(worst, L.ring_transfer_ms(dev[g.vertex(s, q)], dev[g.vertex(s, (q + 1) % R)], x, R));
     return g.compute_ms(s) + worst;
   }
 
@@ -347,12 +359,13 @@ struct allreduce_cost {
         prev = q;
         const std::size_t succ = dev[g.vertex(s, (q + 1) % R)], pred = dev[g.vertex(s, (q + R - 1) % R)];
         if (succ != unplaced) {
-          worst = std::max(worst, L.transfer_ms(d, succ, x));
+          worst = std::max(worst, L.ring_transfer_ms(d, succ, x, R));
           continue;
         }
         if (L.devices() < 2) continue;
-        const double out_min = x * L.out_sorted(d)[0] + L.out_latency_sorted(d)[0];
-        const double in_min = x * L.in_sorted(d)[0] + L.in_latency_sorted(d)[0];
+        const double steps = ring_steps(R);
+        const double out_min = x * L.out_sorted(d)[0] + steps * L.out_latency_sorted(d)[0];
+        const double in_min = x * L.in_sorted(d)[0] + steps * L.in_latency_sorted(d)[0];
         double term = std::max(out_min, pred == unplaced ? in_min : 0.0);
         if (pred == unplaced && R >= 3 && L.devices() >= 3 && !L.has_latency()) {
           // min over x ≠ y of max(w(x, d), w(d, y)): the two fastest in and out links.

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/dag/edges.hpp"
 #include "devplace/dag/properties.hpp"
 
 namespace devplace {
@@ -142,15 +143,12 @@ template <profiled_dag G>
     c[s] += devplace::compute_ms(g, v);
     p[s] += devplace::param_bytes(g, v);
   }
-  for (std::size_t u = 0; u < n; ++u)
-    for (auto w : devplace::out_edges(g, u)) {
-      const auto v = static_cast<std::size_t>(w);
-      const std::size_t a = stage_of[u], b = stage_of[v];
-      if (a == b) continue;
-      const double bytes = devplace::edge_bytes(g, u, v);
-      m[a][b] += bytes;
-      m[b][a] += bytes;
-    }
+  for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) {
+    const std::size_t a = stage_of[u], b = stage_of[v];
+    if (a == b) return;
+    m[a][b] += bytes;
+    m[b][a] += bytes;
+  });
   return stage_graph(replicas, std::move(c), std::move(p), std::move(m));
 }
 

@@ -19,12 +19,12 @@
 #include <chrono>
 #include <cstddef>
 #include <limits>
-#include <thread>
 #include <vector>
 
 #include "devplace/algorithm/reconverging.hpp"
 #include "devplace/cluster/greedy_cluster.hpp"
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/executor.hpp"
 #include "devplace/partition/pipeline_dp.hpp"
 #include "devplace/partition/result.hpp"
 #include "devplace/refine/boundary_refine.hpp"
@@ -77,10 +77,7 @@ inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt
   st.alpha = alpha;
   const auto& po = opt.partition;
   auto t0 = clock::now();
-  const clustering c = greedy_cluster(g, {.max_clusters = std::max(opt.clusters, po.stages), .alpha = alpha,
-                                          .bandwidth_gbps = po.bandwidth_gbps,
-                                          .device_memory_bytes = po.device_memory_bytes,
-                                          .micro_batches = po.micro_batches});
+  const clustering c = greedy_cluster(g, {.max_clusters = std::max(opt.clusters, po.stages), .alpha = alpha, .cost = po.cost});
   st.clusters = c.num_clusters;
   st.cluster_time_s = secs(t0);
   t0 = clock::now();
@@ -95,18 +92,16 @@ inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt
     dp = topo_dp(q, po);
   }
   st.dp_time_s = secs(t0);
-  if (!has_solution(dp.status)) return st;
+  if (!dp.has_solution()) return st;
   std::vector<std::size_t> stage_of(g.num_vertices());
   for (std::size_t v = 0; v < g.num_vertices(); ++v) stage_of[v] = dp.stage_of[c.cluster_of[v]];
-  st.dp_objective_ms = evaluate_partition(g, stage_of, po.stages, po.cost()).objective_ms;
+  st.dp_objective_ms = evaluate_partition(g, stage_of, po.stages, po.cost).objective_ms;
   st.objective_ms = st.dp_objective_ms;
   st.stage_of = std::move(stage_of);
   if (opt.refine) {
     t0 = clock::now();
     const auto r = boundary_refine(g, st.stage_of,
-                                   {.stages = po.stages, .replicas = po.replicas, .micro_batches = po.micro_batches,
-                                    .device_memory_bytes = po.device_memory_bytes, .bandwidth_gbps = po.bandwidth_gbps,
-                                    .max_moves = opt.max_moves, .policy = opt.policy},
+                                   {.stages = po.stages, .cost = po.cost, .max_moves = opt.max_moves, .policy = opt.policy},
                                    delta);
     st.refine_time_s = secs(t0);
     st.moves = r.moves;
@@ -130,18 +125,7 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
   for (auto& d : delta) d = std::min(d, g.num_vertices());  // no reconverging vertex reachable
   const std::size_t k = opt.alphas.size();
   res.steps.resize(k);
-  unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, k));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < k; ++i) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta, bound);
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        for (std::size_t i = t; i < k; i += threads) res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta, bound);
-      });
-    for (auto& th : pool) th.join();
-  }
+  parallel_for(k, opt.threads, [&](std::size_t i) { res.steps[i] = parmesan_one(g, opt, opt.alphas[i], delta, bound); });
   // The reference: the unclustered fixed-order split, refined like the others.
   std::vector<std::size_t> ref_stage_of;
   if (reference.status == status::feasible) {
@@ -150,10 +134,7 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
     if (opt.refine) {
       const auto& po = opt.partition;
       const auto rr = boundary_refine(g, ref_stage_of,
-                                      {.stages = po.stages, .replicas = po.replicas, .micro_batches = po.micro_batches,
-                                       .device_memory_bytes = po.device_memory_bytes,
-                                       .bandwidth_gbps = po.bandwidth_gbps, .max_moves = opt.max_moves,
-                                       .policy = opt.policy},
+                                      {.stages = po.stages, .cost = po.cost, .max_moves = opt.max_moves, .policy = opt.policy},
                                       delta);
       if (rr.status == status::feasible) {
         ref_stage_of = rr.stage_of;
@@ -165,7 +146,7 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
   bool capped = false;
   for (std::size_t i = 0; i < k; ++i) {
     const auto& st = res.steps[i];
-    capped = capped || st.dp_status == status::limit_reached;
+    capped = capped || st.dp_status == status::work_limit;
     if (st.stage_of.empty()) continue;
     if (!found || st.objective_ms < res.steps[res.best_step].objective_ms) {
       found = true;
@@ -182,7 +163,7 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
     res.stage_of = res.steps[res.best_step].stage_of;
     finish_partition(g, opt.partition, res);
   } else {
-    res.status = capped ? status::limit_reached : status::infeasible;
+    res.status = capped ? status::work_limit : status::infeasible;
   }
   res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
@@ -193,6 +174,8 @@ inline parmesan_result parmesan_core(const op_graph& g, const parmesan_options& 
 /// The Parmesan flow over any `profiled_dag` (copied once into an `op_graph`).
 template <profiled_dag G>
 [[nodiscard]] parmesan_result parmesan_partition(const G& g, const parmesan_options& opt) {
+  check_cost_options(opt.partition.cost, "parmesan_partition");
+  if (opt.alphas.empty()) throw std::invalid_argument("parmesan_partition: alphas must not be empty");
   if constexpr (std::is_same_v<G, op_graph>)
     return detail::parmesan_core(g, opt);
   else

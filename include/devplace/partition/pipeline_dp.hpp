@@ -18,7 +18,7 @@
 ///   * a down-set F whose remaining compute cannot fit in the remaining S − s stages
 ///     ((Σ c_u(V ∖ F)) / (R (S − s)) > U) is not kept.
 /// The last stage is V ∖ F' and is costed directly. Only down-sets reachable under the bound are
-/// ever created; `max_downsets` caps them (status `limit_reached`, the fixed-order solution
+/// ever created; `max_downsets` caps them (status `work_limit`, the fixed-order solution
 /// attached). The result is `optimal` whenever the search completed: it is exact.
 ///
 /// Complexity: O(S · P · (n/64 + d̄)) for the P (down-set, stage) pairs within the bound, memory
@@ -68,15 +68,15 @@ struct stage_accumulator {
 
 /// One pass of the DP that only admits stages of time <= U. Returns `optimal` with the best
 /// partition when one exists under U (then it is optimal overall), `infeasible` when none does,
-/// `limit_reached` when the down-set cap stopped it. `created` receives the down-sets created.
+/// `work_limit` when the down-set cap stopped it. `created` receives the down-sets created.
 inline partition_result pipeline_dp_pass(const op_graph& g, const partition_options& o, const downset_enumerator& e,
                                          double U, std::uint64_t& created) {
   const std::size_t n = g.num_vertices(), S = o.stages;
   partition_result r;
-  const auto cost = o.cost();
-  const double R = static_cast<double>(o.replicas);
-  const double budget = R * o.device_memory_bytes;
-  const double mb = static_cast<double>(std::max<std::size_t>(o.micro_batches, 1));
+  const auto& cost = o.cost;
+  const double R = static_cast<double>(o.cost.replicas);
+  const double budget = R * o.cost.device_memory_bytes;
+  const double mb = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
 
   std::vector<double> compute(n), internal(n);
   std::vector<std::vector<std::pair<std::size_t, double>>> succ(n), pred(n);
@@ -176,7 +176,7 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   }
   created = sets.size();
   if (capped) {
-    r.status = status::limit_reached;
+    r.status = status::work_limit;
     return r;
   }
 
@@ -222,7 +222,7 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
   const auto start = std::chrono::steady_clock::now();
   partition_result r;
   const std::size_t n = g.num_vertices(), S = o.stages;
-  if (S == 0 || S > n || o.replicas == 0) {
+  if (S == 0 || S > n || o.cost.replicas == 0) {
     r.status = status::infeasible;
     return r;
   }
@@ -236,11 +236,11 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
     heaviest = std::max(heaviest, g.compute_ms(v));
   }
   for (double b : g.edge_bytes_by_id()) bytes += b;
-  const double R = static_cast<double>(o.replicas);
+  const double R = static_cast<double>(o.cost.replicas);
   const double lower = std::max(total / (static_cast<double>(S) * R), heaviest / R);
   // No stage can take longer than all compute plus all communication: a pass under that bound
   // admits every partition.
-  const double everything = stage_time_ms(total, bytes, o.cost()) * slack + 1e-12;
+  const double everything = stage_time_ms(total, bytes, o.cost) * slack + 1e-12;
   double upper = std::min(everything, baseline.status == status::feasible ? baseline.objective_ms * slack + 1e-12 : inf);
   const bool bounded = o.upper_bound_ms < upper;
   if (bounded) upper = o.upper_bound_ms * slack + 1e-12;
@@ -254,12 +254,12 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
     const bool last = !(U < upper);
     r = pipeline_dp_pass(g, o, e, last ? upper : U, created);
     total_created = std::max(total_created, created);
-    if (r.status == status::optimal || r.status == status::limit_reached || last) break;
+    if (r.status == status::optimal || r.status == status::work_limit || last) break;
   }
-  if (r.status == status::limit_reached && baseline.status == status::feasible &&
+  if (r.status == status::work_limit && baseline.status == status::feasible &&
       baseline.objective_ms <= o.upper_bound_ms) {
     r = baseline;  // the fixed-order solution, for what it is worth
-    r.status = status::limit_reached;
+    r.status = status::work_limit;
   }
   r.downsets = total_created;
   r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -271,6 +271,7 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
 /// The exact DP partitioner over any `profiled_dag` (copied once into an `op_graph`).
 template <profiled_dag G>
 [[nodiscard]] partition_result pipeline_dp(const G& g, const partition_options& o) {
+  check_cost_options(o.cost, "pipeline_dp");
   if constexpr (std::is_same_v<G, op_graph>)
     return detail::pipeline_dp_core(g, o);
   else

@@ -28,11 +28,11 @@ inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::s
   partition_result r;
   const std::size_t n = g.num_vertices(), S = o.stages;
   r.downsets = n + 1;
-  if (S == 0 || S > n || o.replicas == 0) {
+  if (S == 0 || S > n || o.cost.replicas == 0) {
     r.status = status::infeasible;
     return r;
   }
-  const auto cost = o.cost();
+  const auto& cost = o.cost;
   std::vector<std::size_t> pos(n);
   for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
   // seg[i][j - i - 1]: time of segment [i, j) or +inf when over the memory budget.
@@ -102,6 +102,7 @@ inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::s
 /// `infeasible`.
 template <profiled_dag G>
 [[nodiscard]] partition_result topo_dp(const G& g, const partition_options& o) {
+  check_cost_options(o.cost, "topo_dp");
   if constexpr (std::is_same_v<G, op_graph>) {
     return detail::topo_dp_core(g, topological_sort(g).order, o);
   } else {

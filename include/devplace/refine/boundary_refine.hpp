@@ -29,12 +29,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
+#include <type_traits>
 #include <limits>
 #include <span>
 #include <tuple>
 #include <vector>
 
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/partition/stage_cost.hpp"
 #include "devplace/status.hpp"
 
 namespace devplace {
@@ -43,10 +46,7 @@ enum class refine_policy { paper, objective };
 
 struct boundary_refine_options {
   std::size_t stages = 0;       ///< S (labels are 0 .. S-1)
-  std::size_t replicas = 1;     ///< R
-  std::size_t micro_batches = 1;  ///< MB of eq. 14
-  double device_memory_bytes = std::numeric_limits<double>::infinity();
-  double bandwidth_gbps = 10.0;   ///< constant bandwidth of eq. 3
+  stage_cost_options cost;        ///< R, MB, device memory, β̄ (partition/stage_cost.hpp)
   std::size_t max_moves = 100;    ///< I
   refine_policy policy = refine_policy::paper;
 };
@@ -104,10 +104,10 @@ class stage_state {
   }
 
   [[nodiscard]] double stage_time(std::size_t s) const {
-    return (compute_[s] + cut_[s] / (o_.bandwidth_gbps * 1e6)) / static_cast<double>(o_.replicas);
+    return stage_time_ms(compute_[s], cut_[s], o_.cost);
   }
   [[nodiscard]] double stage_memory(std::size_t s) const {
-    return (mem_[s] + cut_[s]) / static_cast<double>(std::max<std::size_t>(o_.micro_batches, 1));
+    return stage_memory_bytes(mem_[s], cut_[s], o_.cost);
   }
   [[nodiscard]] double objective() const {
     double t = 0;
@@ -176,10 +176,11 @@ class stage_state {
 [[nodiscard]] inline boundary_refine_result boundary_refine(const op_graph& g, std::vector<std::size_t> stage_of,
                                                             const boundary_refine_options& opt,
                                                             std::span<const std::size_t> delta = {}) {
+  check_cost_options(opt.cost, "boundary_refine");
   boundary_refine_result r;
   const std::size_t n = g.num_vertices();
   const auto& s = g.structure();
-  const bool labels_ok = stage_of.size() == n && opt.stages >= 1 && opt.replicas >= 1 &&
+  const bool labels_ok = stage_of.size() == n && opt.stages >= 1 &&
                          std::all_of(stage_of.begin(), stage_of.end(), [&](std::size_t x) { return x < opt.stages; });
   bool monotone = labels_ok;
   if (labels_ok)
@@ -191,7 +192,7 @@ class stage_state {
     return r;
   }
   detail::stage_state st(g, std::move(stage_of), opt);
-  const double budget = static_cast<double>(opt.replicas) * opt.device_memory_bytes;
+  const double budget = static_cast<double>(opt.cost.replicas) * opt.cost.device_memory_bytes;
   r.initial_objective_ms = r.objective_ms = st.objective();
   r.stage_of = st.labels();
 
@@ -264,6 +265,16 @@ class stage_state {
   }
   r.status = status::feasible;
   return r;
+}
+
+/// The same over any `profiled_dag`, copied once into an `op_graph` (every cost through the
+/// customisation points).
+template <profiled_dag G>
+  requires(!std::is_same_v<G, op_graph>)
+[[nodiscard]] boundary_refine_result boundary_refine(const G& g, std::vector<std::size_t> stage_of,
+                                                     const boundary_refine_options& opt,
+                                                     std::span<const std::size_t> delta = {}) {
+  return boundary_refine(to_op_graph(g), std::move(stage_of), opt, delta);
 }
 
 }  // namespace devplace

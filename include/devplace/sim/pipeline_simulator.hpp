@@ -8,7 +8,9 @@
 ///   * B(s, r, m) on the same device, `backward_ms[s]` (+ `forward_ms[s]` with recomputation);
 ///   * for every stage-graph edge s → s' (M(s, s') > 0, s < s'): the activation A(s→s', r, m)
 ///     after F(s, r, m), and the gradient G(s'→s, r, m) after B(s', r, m), each taking
-///     bytes / bandwidth + latency on the link p(s, r) → p(s', r) (or back);
+///     T(bytes) of cost/transfer.hpp (bytes / bandwidth + latency; 0 for an empty message, which
+///     still orders the tasks) on the link p(s, r) → p(s', r) (or back); with `blocking_sends`
+///     the sender's F (B) task carries its sends instead;
 ///   * AR(s): ring allreduce of the stage's P(s) parameter bytes over its replicas, after every
 ///     B(s, ·, ·); 2(R−1) steps moving P/R bytes over every link of the ring (replicas 0..R−1 in
 ///     index order) at once, i.e. 2(R−1)/R · P / (slowest ring bandwidth) plus 2(R−1) latencies;
@@ -29,6 +31,8 @@
 ///
 /// Complexity: O(T log T) for the T = O(S R MB + |E_S| R MB + S) tasks.
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -42,7 +46,10 @@
 
 #include <Eigen/Core>
 
-#include "devplace/dag/op_graph.hpp"
+#include "devplace/config.hpp"
+#include "devplace/cost/transfer.hpp"
+#include "devplace/dag/edges.hpp"
+#include "devplace/dag/properties.hpp"
 #include "devplace/topology/concepts.hpp"
 
 namespace devplace {
@@ -73,6 +80,10 @@ struct simulation_options {
   bool recompute = false;                              ///< activation recomputation
   bool serialize_links = true;                         ///< one transfer at a time per directed device pair
   bool allreduce = true;                               ///< simulate the gradient allreduce
+  /// A device is busy while it sends (F(s) includes its activation sends, B(s) its gradient
+  /// sends); off: transfers run on the links, overlapped with compute. The p2p mapping model
+  /// assumes blocking sends (docs/simulator.md, "Steady state").
+  bool blocking_sends = false;
   double update_ms = 0;                                ///< optimizer step after the last task
 };
 
@@ -106,32 +117,84 @@ struct simulation_result {
   std::vector<sim_event> timeline;                     ///< every task, in start order
 };
 
-/// Builds the model of `g` cut by `stage_of` into S stages with R replicas on `device_of`:
-/// per-stage forward/backward sums, parameter bytes, and M(s, s') = bytes of the edges between
-/// s and s' (docs/formats.md: edges with one end in each, either direction); -1 where no edge.
-[[nodiscard]] inline pipeline_model make_pipeline_model(const op_graph& g, const std::vector<std::size_t>& stage_of,
-                                                        std::size_t stages, std::vector<std::vector<std::size_t>> device_of) {
+/// Builds the model of `g` cut by `stage_of` into S stages with R replicas on `device_of`, for any
+/// `profiled_dag`: per stage, forward = Σ forward_ms(v) and backward = Σ (compute_ms(v) −
+/// forward_ms(v)), so that forward + backward is the stage's c_u, the same compute the partitioner
+/// and the mapper read; parameter bytes Σ param_bytes(v); and M(s, s') = bytes of the edges between
+/// s and s' (either direction, parallel edges once: dag/edges.hpp); -1 where no edge.
+/// Throws std::invalid_argument on a size mismatch, a stage ≥ S, rows of different lengths, or an
+/// operator whose compute_ms is less than its forward_ms.
+template <profiled_dag G>
+[[nodiscard]] pipeline_model make_pipeline_model(const G& g, const std::vector<std::size_t>& stage_of, std::size_t stages,
+                                                 std::vector<std::vector<std::size_t>> device_of) {
+  const std::size_t n = devplace::num_vertices(g);
+  if (stage_of.size() != n)
+    throw std::invalid_argument("make_pipeline_model: stage_of has " + std::to_string(stage_of.size()) +
+                                " entries, the graph " + std::to_string(n) + " operators");
+  if (stages == 0) throw std::invalid_argument("make_pipeline_model: at least one stage is needed");
+  if (device_of.size() != stages)
+    throw std::invalid_argument("make_pipeline_model: device_of has " + std::to_string(device_of.size()) +
+                                " rows, one per stage (" + std::to_string(stages) + ") is needed");
   pipeline_model m;
   m.stages = stages;
-  m.replicas = device_of.empty() ? 1 : device_of.front().size();
+  m.replicas = device_of.front().size();
+  for (std::size_t s = 0; s < stages; ++s)
+    if (device_of[s].size() != m.replicas || m.replicas == 0)
+      throw std::invalid_argument("make_pipeline_model: device_of row " + std::to_string(s) + " has " +
+                                  std::to_string(device_of[s].size()) + " replicas, row 0 has " + std::to_string(m.replicas));
   m.forward_ms.assign(stages, 0.0);
   m.backward_ms.assign(stages, 0.0);
   m.param_bytes.assign(stages, 0.0);
   m.message_bytes.assign(stages, std::vector<double>(stages, -1.0));
-  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
-    m.forward_ms[stage_of[v]] += g.forward_ms(v);
-    m.backward_ms[stage_of[v]] += g.backward_ms(v);
-    m.param_bytes[stage_of[v]] += g.param_bytes(v);
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::size_t s = stage_of[v];
+    if (s >= stages)
+      throw std::invalid_argument("make_pipeline_model: operator " + std::to_string(v) + " has stage " +
+                                  std::to_string(s) + " >= S = " + std::to_string(stages));
+    const double f = devplace::forward_ms(g, v), c = devplace::compute_ms(g, v);
+    if (c < f)
+      throw std::invalid_argument("make_pipeline_model: operator " + std::to_string(v) + " has compute_ms " +
+                                  std::to_string(c) + " < forward_ms " + std::to_string(f));
+    m.forward_ms[s] += f;
+    m.backward_ms[s] += c - f;
+    m.param_bytes[s] += devplace::param_bytes(g, v);
   }
-  const auto& s = g.structure();
-  for (csr_dag::edge_type e = 0; e < s.num_edges(); ++e) {
-    const std::size_t a = stage_of[s.source(e)], b = stage_of[s.target(e)];
-    if (a == b) continue;
+  for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) {
+    const std::size_t a = stage_of[u], b = stage_of[v];
+    if (a == b) return;
     double& mb = m.message_bytes[std::min(a, b)][std::max(a, b)];
-    mb = std::max(mb, 0.0) + g.edge_bytes_of(e);
-  }
+    mb = std::max(mb, 0.0) + bytes;
+  });
   m.device_of = std::move(device_of);
   return m;
+}
+
+/// Throws std::invalid_argument naming the field when `m` is not a well-formed model on `devices`
+/// devices: sizes, finite costs ≥ 0, device ids < devices, and distinct devices.
+inline void check_pipeline_model(const pipeline_model& m, std::size_t devices) {
+  const std::size_t S = m.stages, R = m.replicas;
+  auto fail = [](const std::string& what) { throw std::invalid_argument("simulate: " + what); };
+  if (S == 0 || R == 0) fail("the model needs at least one stage and one replica");
+  if (m.forward_ms.size() != S || m.backward_ms.size() != S || m.param_bytes.size() != S || m.message_bytes.size() != S ||
+      m.device_of.size() != S)
+    fail("forward_ms, backward_ms, param_bytes, message_bytes and device_of need one entry per stage (S = " +
+         std::to_string(S) + ")");
+  std::vector<char> used(devices, 0);
+  for (std::size_t s = 0; s < S; ++s) {
+    for (double x : {m.forward_ms[s], m.backward_ms[s], m.param_bytes[s]})
+      if (!(x >= 0) || !std::isfinite(x)) fail("stage " + std::to_string(s) + " has a negative or non-finite cost");
+    if (m.message_bytes[s].size() != S) fail("message_bytes row " + std::to_string(s) + " needs S entries");
+    for (double x : m.message_bytes[s])
+      if (!std::isfinite(x)) fail("message_bytes row " + std::to_string(s) + " has a non-finite entry");
+    if (m.device_of[s].size() != R) fail("device_of row " + std::to_string(s) + " needs R = " + std::to_string(R) + " devices");
+    for (auto d : m.device_of[s]) {
+      if (d >= devices)
+        fail("device_of[" + std::to_string(s) + "] names device " + std::to_string(d) + ", the topology has " +
+             std::to_string(devices));
+      if (used[d]) fail("device " + std::to_string(d) + " runs two stage replicas");
+      used[d] = 1;
+    }
+  }
 }
 
 namespace detail {
@@ -139,13 +202,33 @@ namespace detail {
 /// The non-template core over dense bandwidth (GB/s) and latency (us) matrices.
 inline simulation_result simulate_core(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
                                        const simulation_options& o) {
-  const std::size_t S = m.stages, R = m.replicas, MB = o.micro_batches;
   const std::size_t D = static_cast<std::size_t>(bw.rows());
+  check_pipeline_model(m, D);
+  if (o.micro_batches == 0) throw std::invalid_argument("simulate: micro_batches must be >= 1");
+  if (!(o.micro_batch_size > 0) || !std::isfinite(o.micro_batch_size))
+    throw std::invalid_argument("simulate: micro_batch_size must be a finite number > 0");
+  if (!(o.update_ms >= 0) || !std::isfinite(o.update_ms))
+    throw std::invalid_argument("simulate: update_ms must be a finite number >= 0");
+  const std::size_t S = m.stages, R = m.replicas, MB = o.micro_batches;
   auto transfer = [&](std::size_t a, std::size_t b, double bytes) {
     if (a == b) return 0.0;
-    return bytes / (bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) * 1e6) +
-           lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) * 1e-3;
+    return transfer_time_ms(bytes, bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)),
+                            lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)));
   };
+  // With blocking sends the sender is busy while it sends: F(s) carries its activation sends,
+  // B(s) its gradient sends, and the transfers themselves only order the tasks.
+  std::vector<double> send_after_f(S * R, 0.0), send_after_b(S * R, 0.0);
+  if (o.blocking_sends)
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t t = s + 1; t < S; ++t) {
+        const double bytes = m.message_bytes[s][t];
+        if (bytes < 0) continue;
+        for (std::size_t r = 0; r < R; ++r) {
+          const std::size_t a = m.device_of[s][r], b = m.device_of[t][r];
+          send_after_f[s * R + r] += transfer(a, b, bytes);
+          send_after_b[t * R + r] += transfer(b, a, bytes);
+        }
+      }
   struct task {
     sim_task_kind kind;
     std::size_t stage, replica, mb, from, to;
@@ -171,9 +254,9 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t d = m.device_of[s][r];
       for (std::size_t mb = 0; mb < MB; ++mb) {
-        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, m.forward_ms[s]);
+        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, m.forward_ms[s] + send_after_f[s * R + r]);
         B[idx(s, r, mb)] = add(sim_task_kind::backward, s, r, mb, d, d,
-                               m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0));
+                               m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0) + send_after_b[s * R + r]);
         dep(F[idx(s, r, mb)], B[idx(s, r, mb)]);
       }
     }
@@ -184,10 +267,10 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
       for (std::size_t r = 0; r < R; ++r) {
         const std::size_t a = m.device_of[s][r], b = m.device_of[t][r];
         for (std::size_t mb = 0; mb < MB; ++mb) {
-          const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, transfer(a, b, bytes));
+          const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, bytes));
           dep(F[idx(s, r, mb)], act);
           dep(act, F[idx(t, r, mb)]);
-          const auto grad = add(sim_task_kind::send_gradient, t, r, mb, b, a, transfer(b, a, bytes));
+          const auto grad = add(sim_task_kind::send_gradient, t, r, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, bytes));
           dep(B[idx(t, r, mb)], grad);
           dep(grad, B[idx(s, r, mb)]);
         }
@@ -199,9 +282,9 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
       if (m.param_bytes[s] <= 0) continue;
       double slowest = 0;  // per ring step: the slowest link moving P / R bytes
       for (std::size_t r = 0; r < R; ++r)
-        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % R], m.param_bytes[s] / double(R)));
+        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % R], ring_step_bytes(m.param_bytes[s], R)));
       const auto ar = add(sim_task_kind::allreduce, s, 0, 0, m.device_of[s][0], m.device_of[s][0],
-                          2.0 * double(R - 1) * slowest);
+                          ring_allreduce_ms(slowest, R));
       allreduce_task[s] = ar;
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t mb = 0; mb < MB; ++mb) dep(B[idx(s, r, mb)], ar);
@@ -263,7 +346,7 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
       if (--tasks[n].missing == 0) ready.emplace(tasks[n].ready, n);
     }
   }
-  DEVPLACE_EXPECTS(done == tasks.size());
+  DEVPLACE_EXPECTS(done == tasks.size(), "simulate: the stage graph has a cycle (message_bytes must only link s < s')");
   res.iteration_ms = last + o.update_ms;
   res.samples_per_s = res.iteration_ms > 0 ? o.micro_batch_size * double(R) * double(MB) / (res.iteration_ms / 1000.0) : 0;
   double busy = 0;

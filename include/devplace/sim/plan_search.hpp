@@ -10,14 +10,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <type_traits>
 #include <cstddef>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -32,7 +35,9 @@ struct plan_search_options {
   std::size_t devices = 0;             ///< D; 0: every device of the topology
   bool exact_product = false;          ///< only S·R = D (Parmesan's experiments), not every S·R ≤ D
   std::size_t micro_batches = 4;       ///< MB
-  double micro_batch_size = 1;         ///< samples per micro-batch (for samples/s)
+  /// Samples per micro-batch (for samples/s); 0: the graph's own (`op_graph::micro_batch_size`),
+  /// or 1 when it does not say.
+  double micro_batch_size = 0;
   pipeline_schedule schedule = pipeline_schedule::gpipe;
   bool recompute = true;               ///< Parmesan trains with activation recomputation
   std::size_t clusters = 32;           ///< K of the flow
@@ -73,11 +78,11 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
   c.replicas = R;
   double memory = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < t.num_devices(); ++d) memory = std::min(memory, t.device_memory_bytes(d));
-  const partition_options po{.stages = S, .replicas = R, .micro_batches = o.micro_batches,
-                             .device_memory_bytes = memory, .bandwidth_gbps = o.bandwidth_gbps};
+  const partition_options po{.stages = S, .cost = {.replicas = R, .micro_batches = o.micro_batches,
+                                                   .device_memory_bytes = memory, .bandwidth_gbps = o.bandwidth_gbps}};
   const auto part = parmesan_partition(g, {.partition = po, .clusters = o.clusters, .threads = 1});
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (!has_solution(part.status)) {
+  if (!part.has_solution()) {
     c.reason = "no partition fits (" + std::string(to_string(part.status)) + ")";
     c.time_s = elapsed();
     return c;
@@ -101,7 +106,8 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
     name << "cluster+dp+refine (alpha " << st.alpha << ")";
     offer(st.stage_of, name.str());
   }
-  const simulation_options so{.micro_batches = o.micro_batches, .micro_batch_size = o.micro_batch_size,
+  const double mbs = o.micro_batch_size > 0 ? o.micro_batch_size : g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
+  const simulation_options so{.micro_batches = o.micro_batches, .micro_batch_size = mbs,
                               .schedule = o.schedule, .recompute = o.recompute};
   bool any = false;
   for (const auto& opt : options) {
@@ -115,7 +121,7 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
     const auto sim = run(mr.device_of);
     if (any && sim.samples_per_s <= c.samples_per_s) continue;
     any = true;
-    const auto e = evaluate_partition(g, opt.stage_of, S, po.cost());
+    const auto e = evaluate_partition(g, opt.stage_of, S, po.cost);
     c.partition_ms = e.objective_ms;
     c.mapping_ms = mr.objective_ms;
     c.mapping_optimal = mr.optimal;
@@ -131,6 +137,9 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
     p.stages = S;
     p.replicas = R;
     p.micro_batches = o.micro_batches;
+    p.settings = plan_settings{.micro_batch_size = mbs, .schedule = std::string(to_string(o.schedule)),
+                               .recompute = o.recompute, .blocking_sends = so.blocking_sends,
+                               .phase1_bandwidth_gbps = o.bandwidth_gbps, .cost = "auto"};
     p.stage_of = opt.stage_of;
     p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
     p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
@@ -155,9 +164,15 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
 
 }  // namespace detail
 
-/// Searches (S, R) for `g` on `t` (see the file comment).
+/// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
+/// options (no micro-batches, a non-positive bandwidth or micro-batch size).
 [[nodiscard]] inline plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
                                                     const plan_search_options& o = {}) {
+  if (o.micro_batches == 0) throw std::invalid_argument("search_plan: micro_batches must be >= 1");
+  if (!(o.bandwidth_gbps > 0) || !std::isfinite(o.bandwidth_gbps))
+    throw std::invalid_argument("search_plan: bandwidth_gbps must be a finite number > 0");
+  if (!(o.micro_batch_size >= 0) || !std::isfinite(o.micro_batch_size))
+    throw std::invalid_argument("search_plan: micro_batch_size must be a finite number >= 0");
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
@@ -166,17 +181,9 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
     for (std::size_t R = 1; S * R <= D; ++R)
       if (!o.exact_product || S * R == D) configs.emplace_back(S, R);
   res.candidates.resize(configs.size());
-  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(configs.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < configs.size();)
-      res.candidates[i] = detail::plan_one(g, t, configs[i].first, configs[i].second, o);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+  parallel_for(configs.size(), o.threads, [&](std::size_t i) {
+    res.candidates[i] = detail::plan_one(g, t, configs[i].first, configs[i].second, o);
+  });
   bool found = false;
   for (std::size_t i = 0; i < res.candidates.size(); ++i)
     if (res.candidates[i].status == status::feasible &&
@@ -187,6 +194,14 @@ inline plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std:
   res.status = found ? status::feasible : status::infeasible;
   res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
+}
+
+/// The same for any `profiled_dag` and any `device_topology`, copied once (every cost through the
+/// customisation points) into an `op_graph` and a `matrix_topology`.
+template <profiled_dag G, device_topology T>
+  requires(!std::is_same_v<G, op_graph> || !std::is_same_v<T, matrix_topology>)
+[[nodiscard]] plan_search_result search_plan(const G& g, const T& t, const plan_search_options& o = {}) {
+  return search_plan(to_op_graph(g), to_matrix_topology(t), o);
 }
 
 }  // namespace devplace

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "devplace/cost/transfer.hpp"
+
 namespace devplace {
 namespace detail::topology_cpo {
 
@@ -113,10 +115,11 @@ concept device_topology = requires(const T& t, std::size_t a) {
   { devplace::device_memory_bytes(t, a) } -> std::same_as<double>;
 };
 
-/// Milliseconds to move `bytes` from a to b: bytes / (bandwidth * 10^6) + latency / 1000.
+/// Milliseconds to move `bytes` from a to b: T(bytes) of cost/transfer.hpp, bytes / (bandwidth ·
+/// 10^6) + latency / 1000 for bytes > 0, and 0 for an empty message.
 template <device_topology T>
 [[nodiscard]] double transfer_ms(const T& t, std::size_t a, std::size_t b, double bytes) {
-  return bytes / (devplace::bandwidth_gbps(t, a, b) * 1e6) + devplace::latency_us(t, a, b) * 1e-3;
+  return transfer_time_ms(bytes, devplace::bandwidth_gbps(t, a, b), devplace::latency_us(t, a, b));
 }
 
 }  // namespace devplace

@@ -84,4 +84,28 @@ class matrix_topology {
   std::string name_;
 };
 
+/// Copies any `device_topology` into a `matrix_topology`, reading every entry through the
+/// customisation points (bandwidth, latency, memory; the diagonal is never read and set to 0).
+/// A `matrix_topology` is returned as it is. Throws std::invalid_argument as the constructor does.
+template <device_topology T>
+[[nodiscard]] matrix_topology to_matrix_topology(const T& t) {
+  if constexpr (std::is_same_v<T, matrix_topology>) {
+    return t;
+  } else {
+    const std::size_t D = devplace::num_devices(t);
+    const auto n = static_cast<Eigen::Index>(D);
+    Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(n, n), lat = Eigen::MatrixXd::Zero(n, n);
+    std::vector<double> mem(D);
+    for (std::size_t a = 0; a < D; ++a) {
+      mem[a] = devplace::device_memory_bytes(t, a);
+      for (std::size_t b = 0; b < D; ++b)
+        if (a != b) {
+          bw(Eigen::Index(a), Eigen::Index(b)) = devplace::bandwidth_gbps(t, a, b);
+          lat(Eigen::Index(a), Eigen::Index(b)) = devplace::latency_us(t, a, b);
+        }
+    }
+    return matrix_topology(std::move(bw), std::move(lat), std::move(mem));
+  }
+}
+
 }  // namespace devplace

@@ -33,14 +33,17 @@ struct costs {
 };
 
 template <dag_view V, class C>
-  requires bidirectional_dag<V>
 class with_costs_view {
  public:
   with_costs_view(V base, C c) : base_(std::move(base)), c_(std::move(c)) {}
   [[nodiscard]] const V& base() const noexcept { return base_; }
   [[nodiscard]] std::size_t num_vertices() const { return devplace::num_vertices(base_); }
   [[nodiscard]] decltype(auto) out_edges(std::size_t u) const { return devplace::out_edges(base_, u); }
-  [[nodiscard]] decltype(auto) in_edges(std::size_t u) const { return devplace::in_edges(base_, u); }
+  [[nodiscard]] decltype(auto) in_edges(std::size_t u) const
+    requires bidirectional_dag<V>
+  {
+    return devplace::in_edges(base_, u);
+  }
   [[nodiscard]] double forward_ms(std::size_t v) const { return static_cast<double>(c_.forward_ms(base_, v)); }
   [[nodiscard]] double backward_ms(std::size_t v) const { return static_cast<double>(c_.backward_ms(base_, v)); }
   [[nodiscard]] double memory_bytes(std::size_t v) const { return static_cast<double>(c_.memory_bytes(base_, v)); }
@@ -61,7 +64,7 @@ namespace views {
 namespace detail {
 struct with_costs_fn {
   template <class G, class C>
-    requires bidirectional_dag<std::remove_cvref_t<G>> && requires(G&& g) { views::all(std::forward<G>(g)); }
+    requires dag<std::remove_cvref_t<G>> && requires(G&& g) { views::all(std::forward<G>(g)); }
   [[nodiscard]] auto operator()(G&& g, C c) const {
     return with_costs_view<views::all_t<G>, C>(views::all(std::forward<G>(g)), std::move(c));
   }

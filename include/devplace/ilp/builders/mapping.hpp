@@ -16,7 +16,7 @@
 ///   (the first-level RLT linearisation of x_{v,d}·x_{w,e}: exact for binary x, and tighter than
 ///   y ≥ x + x − 1)
 ///   p2p:        t ≥ c_u(s) + Σ_{s'∈adj(s)} Σ_{d≠e} T(d, e, M(s, s')) · y^{v,v'}_{d,e}    ∀ v = (s, r)
-///   allreduce:  t ≥ c_u(s) + Σ_{d≠e} T(d, e, 2(R−1)/R·P(s)) · y^{(s,q),(s,q+1)}_{d,e}   ∀ s, q (ring links)
+///   allreduce:  t ≥ c_u(s) + Σ_{d≠e} 2(R−1)·T(d, e, P(s)/R) · y^{(s,q),(s,q+1)}_{d,e}   ∀ s, q (ring links)
 ///   minimise t,      t ≥ max_s c_u(s).
 /// Symmetry breaking (`symmetry_breaking`, valid for the model, on by default): p2p — the replica
 /// copies are interchangeable, so the replicas of stage 0 take increasing devices; allreduce — a
@@ -263,14 +263,15 @@ class mapping_ilp {
     return pairs.back();
   };
   // Σ_{d≠e} T(p(from), p(to), bytes) for the pair {from, to}, oriented from -> to.
-  auto transfer = [&](std::size_t from, std::size_t to, double bytes) {
+  auto transfer = [&](std::size_t from, std::size_t to, double bytes, bool ring = false) {
     const auto& pv = pair_of(from, to);
     linear_expr e;
     for (std::size_t d = 0; d < D; ++d)
       for (std::size_t f = 0; f < D; ++f) {
         if (d == f) continue;
         // pv.y[a*D + b]: pv.v on a, pv.w on b.
-        const double c = from == pv.v ? L.transfer_ms(d, f, bytes) : L.transfer_ms(f, d, bytes);
+        const std::size_t a = from == pv.v ? d : f, b = from == pv.v ? f : d;
+        const double c = ring ? L.ring_transfer_ms(a, b, bytes, R) : L.transfer_ms(a, b, bytes);
         if (c != 0) e.add(pv.y[d * D + f], c);
       }
     return e;
@@ -291,7 +292,7 @@ class mapping_ilp {
       for (std::size_t q = 0; q < R; ++q) {
         const std::size_t a = g.vertex(s, q), b = g.vertex(s, (q + 1) % R);
         p.time_rows_.push_back(
-            m.add(linear_expr(p.t_) >= g.compute_ms(s) + transfer(a, b, x), "ring_" + vname(a) + "_" + vname(b)));
+            m.add(linear_expr(p.t_) >= g.compute_ms(s) + transfer(a, b, x, true), "ring_" + vname(a) + "_" + vname(b)));
       }
     }
   }

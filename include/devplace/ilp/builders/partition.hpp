@@ -127,17 +127,16 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
                                            double time_weight) {
   const std::size_t n = g.num_vertices(), S = o.stages;
   if (S == 0) throw std::invalid_argument("partition_ilp: at least one stage is needed");
-  if (o.replicas == 0) throw std::invalid_argument("partition_ilp: replicas must be >= 1");
-  if (!(o.bandwidth_gbps > 0)) throw std::invalid_argument("partition_ilp: the bandwidth must be > 0");
+  check_cost_options(o.cost, "partition_ilp");
   partition_ilp p(g, o);
   auto& m = p.m_;
   if (candidate) {
     p.candidate_ = *candidate;
     m.set_name("devplace_partition_repair");
   }
-  const double R = static_cast<double>(o.replicas);
-  const double MB = static_cast<double>(std::max<std::size_t>(o.micro_batches, 1));
-  const bool memory = std::isfinite(o.device_memory_bytes);
+  const double R = static_cast<double>(o.cost.replicas);
+  const double MB = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
+  const bool memory = std::isfinite(o.cost.device_memory_bytes);
   const auto& st = g.structure();
 
   // Stage range of each operator.
@@ -214,7 +213,7 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
     }
     const double tmin = tighten ? std::max(total / (static_cast<double>(S) * R), heaviest / R) : 0.0;
     p.t_ = m.add_continuous(tmin, infinity, "t");
-    const double per_byte = 1.0 / (o.bandwidth_gbps * 1e6 * R);  // ms per byte, divided by R
+    const double per_byte = cut_ms_per_byte(o.cost) / R;  // ms per cut byte, divided by R (stage_cost.hpp)
     for (std::size_t s = 0; s < S; ++s) {
       linear_expr time;
       for (std::size_t v = 0; v < n; ++v)
@@ -233,7 +232,7 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
         if (g.memory_bytes(v) != 0) mem.add(X(v, s), g.memory_bytes(v) * gb);
       for (std::size_t i = 0; i < edges.size(); ++i)
         if (!cut[i].empty()) mem.add(cut[i][s], edges[i].bytes * gb);
-      m.add(mem <= R * o.device_memory_bytes * MB * gb, "memory_s" + std::to_string(s));
+      m.add(mem <= R * o.cost.device_memory_bytes * MB * gb, "memory_s" + std::to_string(s));
     }
   }
 

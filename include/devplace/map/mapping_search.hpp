@@ -1,0 +1,622 @@
+#pragma once
+/// \file map/mapping_search.hpp
+/// Algorithm 2 of the device mapper (see map/mapper.hpp for the whole method): `mapping_search`
+/// precomputes the mapping order, the checking scheme, the per-device bounds and the symmetry
+/// constraints once, then answers "is there a mapping with every stage time ≤ t?" for any number
+/// of targets t, from any number of threads (`search` is const).
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "devplace/map/baselines.hpp"
+#include "devplace/map/bounds.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
+#include "devplace/map/symmetry.hpp"
+#include "devplace/status.hpp"
+#include "devplace/topology/concepts.hpp"
+
+namespace devplace {
+
+struct mapper_options {
+  cost_choice cost = cost_choice::automatic;  ///< model, for the overloads that do not take one
+  unsigned threads = 0;                       ///< targets searched at once; 0: hardware concurrency
+  double timeout_s = std::numeric_limits<double>::infinity();         ///< whole run
+  double target_timeout_s = std::numeric_limits<double>::infinity();  ///< one target (paper heuristic)
+  double epsilon = 1e-9;                      ///< relative width at which the bracket is closed
+  double epsilon_abs = 0;                     ///< absolute width (ms)
+  bool symmetry_breaking = true;
+  bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
+  bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
+  bool restarts = true;                       ///< alternate two value orders with doubling budgets
+  std::uint64_t seed = 1;                     ///< random baseline map
+  std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
+};
+
+/// The answer of one inner search (Algorithm 2) at a target t.
+struct target_search_result {
+  bool found = false;      ///< a mapping with every stage time ≤ t
+  bool completed = false;  ///< found, or the whole tree searched (false when stopped)
+  std::vector<std::size_t> dev;  ///< the mapping when found (device of every vertex s·R + r)
+  double objective_ms = 0;       ///< its objective t_p ≤ t
+  /// When completed without finding: every mapping has objective ≥ this (and it is > t).
+  double next_lower_bound_ms = std::numeric_limits<double>::infinity();
+  std::uint64_t nodes = 0;       ///< placements tried
+};
+
+/// Algorithm 2 with its precomputation (mapping order, checking scheme, per-device bounds,
+/// symmetry constraints), reusable for any number of targets and threads (`search` is const).
+/// Keeps references to `g` and `L`: they must outlive it.
+template <mapping_cost_model C>
+class mapping_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  mapping_search(const stage_graph& g, const link_costs& L, C model = C{}, const mapper_options& o = {})
+      : g_(&g), L_(&L), model_(prepare_model(model, g, L)), opt_(o), V_(g.vertices()), D_(L.devices()), W_((D_ + 63) / 64) {
+    if (V_ > D_)
+      throw std::invalid_argument("mapping: " + std::to_string(g.stages()) + " stages x " +
+                                  std::to_string(g.replicas()) + " replicas need " + std::to_string(V_) +
+                                  " devices, the topology has " + std::to_string(D_));
+    table_ = make_device_bound_table(g, L, model_);
+    lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_) : sorting_lower_bound(table_);
+    shared_ = model_shares_time(model_);
+    sym_ = opt_.symmetry_breaking ? model_symmetry(model_, g, L) : replica_symmetry::none;
+    deps_.resize(V_);
+    related_.resize(V_);
+    for (std::size_t v = 0; v < V_; ++v) {
+      deps_[v] = model_.dependencies(g, v);
+      for (auto u : deps_[v]) related_[v].push_back(u), related_[u].push_back(v);
+    }
+    for (auto& r : related_) {
+      std::sort(r.begin(), r.end());
+      r.erase(std::unique(r.begin(), r.end()), r.end());
+    }
+    pressure_.resize(V_);
+    for (std::size_t v = 0; v < V_; ++v) {
+      double m = std::numeric_limits<double>::infinity();
+      for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table_(v, d));
+      pressure_[v] = m;
+    }
+    make_order();
+    make_checking_scheme();
+    make_symmetry();
+  }
+
+  /// t_l0: the bottleneck-assignment bound (or eq. 10/11 with `assignment_bound = false`).
+  [[nodiscard]] double initial_lower_bound() const noexcept { return lb0_; }
+  /// The mapping order (G' vertices) and the per-device bounds b(v, d).
+  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
+  [[nodiscard]] const device_bound_table& device_bounds() const noexcept { return table_; }
+  [[nodiscard]] const C& model() const noexcept { return model_; }
+
+  /// Searches for a mapping whose every stage time is ≤ `target`. Stops (completed = false) when
+  /// `*stop` becomes true or at `deadline`.
+  [[nodiscard]] target_search_result search(double target, const std::atomic<bool>* stop = nullptr,
+                                            clock::time_point deadline = clock::time_point::max()) const {
+    // Restarts that alternate two value orders with doubling node budgets: each run is a complete
+    // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
+    // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
+    target_search_result total;
+    std::uint64_t budget = 4096;
+    for (unsigned round = 0;; ++round) {
+      const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
+      auto r = dfs(target, stop, deadline, round % 2 == 1, last ? 0 : budget);
+      total.nodes += r.nodes;
+      if (r.completed || (stop && stop->load()) || clock::now() >= deadline) {
+        r.nodes = total.nodes;
+        return r;
+      }
+      if (round % 2 == 1) budget *= 2;
+    }
+  }
+
+ private:
+  // ---------------------------------------------------------------- precomputation
+  void make_order() {
+    const auto& g = *g_;
+    const std::size_t S = g.stages(), R = g.replicas();
+    order_.clear();
+    auto stage_pressure = [&](std::size_t s) { return pressure_[g.vertex(s, 0)]; };
+    if (sym_ == replica_symmetry::copies || (sym_ == replica_symmetry::none && is_p2p())) {
+      // replica-major, BFS over the stage graph from the most constrained stage
+      std::vector<std::size_t> seq;
+      std::vector<char> seen(S, 0);
+      while (seq.size() < S) {
+        std::size_t start = unplaced;
+        for (std::size_t s = 0; s < S; ++s)
+          if (!seen[s] && (start == unplaced || stage_pressure(s) > stage_pressure(start))) start = s;
+        seen[start] = 1;
+        std::size_t head = seq.size();
+        seq.push_back(start);
+        while (head < seq.size()) {
+          const std::size_t s = seq[head++];
+          for (auto t : g.neighbours(s))
+            if (!seen[t]) seen[t] = 1, seq.push_back(t);
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (auto s : seq) order_.push_back(g.vertex(s, r));
+    } else if (sym_ == replica_symmetry::rings || (sym_ == replica_symmetry::none && shared_)) {
+      std::vector<std::size_t> seq(S);
+      std::iota(seq.begin(), seq.end(), std::size_t{0});
+      std::stable_sort(seq.begin(), seq.end(), [&](std::size_t a, std::size_t b) {
+        if (stage_pressure(a) != stage_pressure(b)) return stage_pressure(a) > stage_pressure(b);
+        return g.param_bytes(a) > g.param_bytes(b);
+      });
+      for (auto s : seq)
+        for (std::size_t r = 0; r < R; ++r) order_.push_back(g.vertex(s, r));
+    } else {
+      // greedy: next is the vertex with the most placed related vertices, then the most constrained
+      std::vector<std::size_t> placed_related(V_, 0);
+      std::vector<char> done(V_, 0);
+      for (std::size_t k = 0; k < V_; ++k) {
+        std::size_t best = unplaced;
+        for (std::size_t v = 0; v < V_; ++v) {
+          if (done[v]) continue;
+          if (best == unplaced || placed_related[v] > placed_related[best] ||
+              (placed_related[v] == placed_related[best] && pressure_[v] > pressure_[best]))
+            best = v;
+        }
+        done[best] = 1;
+        order_.push_back(best);
+        for (auto u : related_[best]) ++placed_related[u];
+      }
+    }
+    pos_.assign(V_, 0);
+    for (std::size_t i = 0; i < V_; ++i) pos_[order_[i]] = i;
+  }
+
+  [[nodiscard]] bool is_p2p() const noexcept { return std::is_same_v<C, p2p_cost>; }
+
+  void make_checking_scheme() {
+    const auto& g = *g_;
+    std::vector<std::size_t> comp(V_);  // position at which a vertex's time becomes exact
+    for (std::size_t v = 0; v < V_; ++v) {
+      comp[v] = pos_[v];
+      for (auto u : deps_[v]) comp[v] = std::max(comp[v], pos_[u]);
+    }
+    if (shared_)
+      for (std::size_t s = 0; s < g.stages(); ++s) {
+        std::size_t c = 0;
+        for (std::size_t r = 0; r < g.replicas(); ++r) c = std::max(c, comp[g.vertex(s, r)]);
+        for (std::size_t r = 0; r < g.replicas(); ++r) comp[g.vertex(s, r)] = c;
+      }
+    fresh_.assign(V_, 1);
+    for (std::size_t i = 0; i < V_; ++i)
+      for (auto u : related_[order_[i]])
+        if (pos_[u] < i) fresh_[i] = 0;
+    own_exact_.assign(V_, 0);
+    exact_.assign(V_, {});
+    partial_.assign(V_, {});
+    for (std::size_t i = 0; i < V_; ++i) {
+      const std::size_t v = order_[i];
+      own_exact_[i] = comp[v] == i;
+      if (shared_) continue;  // the stage's time is v's own
+      for (auto u : related_[v]) {
+        if (pos_[u] > i || !contains(deps_[u], v)) continue;  // u placed, its time reads v
+        if (comp[u] == i) exact_[i].push_back(u);
+        else partial_[i].push_back(u);
+      }
+    }
+  }
+
+  static bool contains(const std::vector<std::size_t>& v, std::size_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  }
+
+  void make_symmetry() {
+    const auto& g = *g_;
+    const auto& L = *L_;
+    const std::size_t S = g.stages(), R = g.replicas();
+    lex_after_.assign(V_, {});
+    auto add = [&](std::size_t earlier_vertex, std::size_t later_vertex) {
+      lex_after_[pos_[later_vertex]].push_back(pos_[earlier_vertex]);
+    };
+    if (sym_ == replica_symmetry::copies) {
+      for (std::size_t r = 0; r + 1 < R; ++r) {
+        std::size_t first = unplaced;
+        for (std::size_t s = 0; s < S; ++s)
+          for (std::size_t c : {r, r + 1})
+            if (first == unplaced || pos_[g.vertex(s, c)] < pos_[first]) first = g.vertex(s, c);
+        const std::size_t s = g.stage_of_vertex(first), c = g.replica_of_vertex(first);
+        add(first, g.vertex(s, c == r ? r + 1 : r));
+      }
+    } else if (sym_ == replica_symmetry::rings) {
+      std::vector<std::size_t> first_replica(S);
+      for (std::size_t s = 0; s < S; ++s) {
+        std::size_t a = 0;
+        for (std::size_t q = 1; q < R; ++q)
+          if (pos_[g.vertex(s, q)] < pos_[g.vertex(s, a)]) a = q;
+        first_replica[s] = a;
+        for (std::size_t q = 0; q < R; ++q)
+          if (q != a) add(g.vertex(s, a), g.vertex(s, q));  // rotations: the ring starts at its minimum
+        if (L.symmetric() && R >= 3) {                       // reflection fixing a
+          std::size_t b = unplaced;
+          for (std::size_t q = 0; q < R; ++q) {
+            const std::size_t mirror = (2 * a + 2 * R - q) % R;
+            if (q == a || q == mirror) continue;
+            if (b == unplaced || pos_[g.vertex(s, q)] < pos_[g.vertex(s, b)]) b = q;
+          }
+          if (b != unplaced) add(g.vertex(s, b), g.vertex(s, (2 * a + 2 * R - b) % R));
+        }
+      }
+      // rings of stages with equal compute and parameters are interchangeable
+      std::vector<std::size_t> seq(S);
+      std::iota(seq.begin(), seq.end(), std::size_t{0});
+      auto first_pos = [&](std::size_t s) {
+        std::size_t p = V_;
+        for (std::size_t q = 0; q < R; ++q) p = std::min(p, pos_[g.vertex(s, q)]);
+        return p;
+      };
+      std::sort(seq.begin(), seq.end(), [&](std::size_t a, std::size_t b) { return first_pos(a) < first_pos(b); });
+      for (std::size_t i = 0; i < S; ++i) {
+        const std::size_t s1 = seq[i];
+        for (std::size_t j = i + 1; j < S; ++j) {
+          const std::size_t s2 = seq[j];
+          if (g.compute_ms(s1) != g.compute_ms(s2) || g.param_bytes(s1) != g.param_bytes(s2)) continue;
+          // the first position among both rings, and its partner in the other ring
+          std::size_t first = unplaced;
+          for (std::size_t q = 0; q < R; ++q)
+            for (std::size_t s : {s1, s2})
+              if (first == unplaced || pos_[g.vertex(s, q)] < pos_[first]) first = g.vertex(s, q);
+          const std::size_t fs = g.stage_of_vertex(first), q = g.replica_of_vertex(first);
+          add(first, g.vertex(fs == s1 ? s2 : s1, q));
+          break;  // chain consecutive members of the class
+        }
+      }
+    }
+    twin_prev_.assign(D_, unplaced);
+    orbit0_.clear();
+    orbit1_.assign(D_, {});
+    if (!opt_.symmetry_breaking) return;
+    twin_prev_ = device_twins(L);
+    std::uint64_t budget = opt_.automorphism_budget;
+    const auto sig = detail::device_signatures(L);
+    orbit0_ = device_orbit_minima(L, sig, {}, budget);
+    if (V_ >= 2)
+      for (std::size_t d = 0; d < D_ && budget > 0; ++d)
+        if (orbit0_[d] == d) orbit1_[d] = device_orbit_minima(L, sig, {d}, budget);
+  }
+
+  // ---------------------------------------------------------------- search
+  struct candidate {
+    double key;  // ordering: onward moves (allreduce), then the own time, then the device
+    double x;    // the own time (or bound) of the vertex on d
+    std::size_t d;
+    bool operator<(const candidate& o) const noexcept {
+      return key != o.key ? key < o.key : x != o.x ? x < o.x : d < o.d;
+    }
+  };
+
+  /// Everything one depth-first search at target t works on.
+  struct search_state {
+    double t = 0;
+    bool warnsdorff = false;
+    // per-target static data: the devices each vertex may take (b(v, d) ≤ t) and, for the others,
+    // the smallest b(v, d) > t; vertices with equal device sets form groups
+    std::vector<std::uint64_t> allowed;
+    std::vector<double> above;
+    std::vector<std::size_t> group, group_rep, group_size;
+    std::vector<double> group_above;
+    std::vector<std::size_t> groups_by_freedom;  // group ids, fewest allowed devices first
+    std::vector<std::uint64_t> reach;            // Warnsdorff: devices reachable within t (built-in models)
+    std::vector<std::uint64_t> free_union;       // scratch of the counting check
+    // the partial mapping
+    std::vector<std::size_t> dev;
+    std::vector<std::uint64_t> used;
+    std::vector<double> tp;  // t_p after each level
+    std::vector<std::vector<candidate>> cands;
+    std::vector<std::size_t> next;
+    std::vector<std::size_t> left;  // vertices of each group still to place
+    /// The smallest value that pruned the search so far: a complete failure proves every
+    /// mapping has objective ≥ it.
+    double smallest_pruning_value = std::numeric_limits<double>::infinity();
+    void pruned_by(double x) noexcept { smallest_pruning_value = std::min(smallest_pruning_value, x); }
+  };
+
+  [[nodiscard]] static bool is_used(const search_state& st, std::size_t d) noexcept { return (st.used[d / 64] >> (d % 64)) & 1u; }
+  static void occupy(search_state& st, std::size_t v, std::size_t d, std::size_t group) noexcept {
+    st.dev[v] = d;
+    st.used[d / 64] |= std::uint64_t{1} << (d % 64);
+    --st.left[group];
+  }
+  static void release(search_state& st, std::size_t v, std::size_t group) noexcept {
+    const std::size_t d = st.dev[v];
+    st.dev[v] = unplaced;
+    st.used[d / 64] &= ~(std::uint64_t{1} << (d % 64));
+    ++st.left[group];
+  }
+
+  /// The allowed devices of every vertex at target t, and the groups of equal allowed sets.
+  void init_allowed_devices(search_state& st) const {
+    const bool extra = opt_.extra_pruning;
+    st.allowed.assign(V_ * W_, 0);
+    st.above.assign(V_, std::numeric_limits<double>::infinity());
+    for (std::size_t v = 0; v < V_; ++v)
+      for (std::size_t d = 0; d < D_; ++d) {
+        const double b = table_(v, d);
+        if (!extra || b <= st.t) st.allowed[v * W_ + d / 64] |= std::uint64_t{1} << (d % 64);
+        else st.above[v] = std::min(st.above[v], b);
+      }
+    st.group.assign(V_, unplaced);
+    auto same_set = [&](std::size_t v, std::size_t u) {
+      return std::equal(st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W_),
+                        st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W_ + W_),
+                        st.allowed.begin() + static_cast<std::ptrdiff_t>(u * W_));
+    };
+    for (std::size_t v = 0; v < V_; ++v) {
+      for (std::size_t k = 0; k < st.group_rep.size() && st.group[v] == unplaced; ++k)
+        if (same_set(v, st.group_rep[k])) {
+          st.group[v] = k;
+          ++st.group_size[k];
+          st.group_above[k] = std::min(st.group_above[k], st.above[v]);
+        }
+      if (st.group[v] == unplaced) {
+        st.group[v] = st.group_rep.size();
+        st.group_rep.push_back(v);
+        st.group_size.push_back(1);
+        st.group_above.push_back(st.above[v]);
+      }
+    }
+    st.groups_by_freedom.resize(st.group_rep.size());
+    std::iota(st.groups_by_freedom.begin(), st.groups_by_freedom.end(), std::size_t{0});
+    auto allowed_count = [&](std::size_t k) {
+      std::size_t c = 0;
+      for (std::size_t w = 0; w < W_; ++w) c += static_cast<std::size_t>(std::popcount(st.allowed[st.group_rep[k] * W_ + w]));
+      return c;
+    };
+    std::stable_sort(st.groups_by_freedom.begin(), st.groups_by_freedom.end(),
+                     [&](std::size_t a, std::size_t b) { return allowed_count(a) < allowed_count(b); });
+  }
+
+  static constexpr bool builtin_model = std::is_same_v<C, allreduce_cost> || std::is_same_v<C, p2p_cost>;
+
+  /// For the two built-in models: the devices a device can reach within a stage's budget
+  /// (allreduce: the ring volume; p2p: its smallest message), to order candidates by how few
+  /// free onward devices they leave (Warnsdorff's rule), which finds rings and tilings sooner.
+  void init_reach(search_state& st) const {
+    if constexpr (builtin_model) {
+      const auto& g = *g_;
+      const auto& L = *L_;
+      const std::size_t S = g.stages();
+      st.reach.assign(S * D_ * W_, 0);
+      for (std::size_t s = 0; s < S; ++s) {
+        double x = 0;
+        if constexpr (std::is_same_v<C, allreduce_cost>) {
+          x = g.allreduce_bytes(s);
+        } else {
+          for (auto n : g.neighbours(s)) x = g.message_bytes(s, n);  // the last is the smallest
+        }
+        for (std::size_t a = 0; a < D_; ++a)
+          for (std::size_t b = 0; b < D_; ++b) {
+            const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas())
+                                                                  : L.transfer_ms(a, b, x);
+            if (a != b && g.compute_ms(s) + link <= st.t) st.reach[(s * D_ + a) * W_ + b / 64] |= std::uint64_t{1} << (b % 64);
+          }
+      }
+    }
+  }
+
+  /// Warnsdorff key of placing v on d: the free devices d can still reach for v's open links.
+  [[nodiscard]] double onward_devices(const search_state& st, std::size_t v, std::size_t d) const {
+    if constexpr (builtin_model) {
+      const auto& g = *g_;
+      const std::size_t s = g.stage_of_vertex(v), q = g.replica_of_vertex(v), R = g.replicas();
+      bool open = false;
+      if constexpr (std::is_same_v<C, allreduce_cost>) {
+        open = R >= 3 && st.dev[g.vertex(s, (q + 1) % R)] == unplaced;
+      } else {
+        for (auto n : g.neighbours(s))
+          if (st.dev[g.vertex(n, q)] == unplaced) open = true;
+      }
+      if (!open) return 0;
+      std::size_t n = 0;
+      const std::uint64_t* r = &st.reach[(s * D_ + d) * W_];
+      for (std::size_t w = 0; w < W_; ++w) n += static_cast<std::size_t>(std::popcount(r[w] & ~st.used[w]));
+      return static_cast<double>(n);
+    } else {
+      (void)st, (void)v, (void)d;
+      return 0;
+    }
+  }
+
+  /// The counting (Hall) check: the free devices can still host the vertices left to place,
+  /// group by group and for every union of groups taken fewest-devices first.
+  [[nodiscard]] bool free_devices_suffice(search_state& st) const {
+    st.free_union.assign(W_, 0);
+    std::size_t need = 0;
+    double worst = std::numeric_limits<double>::infinity();
+    for (auto k : st.groups_by_freedom) {
+      if (st.left[k] == 0) continue;
+      need += st.left[k];
+      worst = std::min(worst, st.group_above[k]);
+      std::size_t own = 0, all = 0;
+      const std::uint64_t* a = &st.allowed[st.group_rep[k] * W_];
+      for (std::size_t w = 0; w < W_; ++w) {
+        const std::uint64_t f = a[w] & ~st.used[w];
+        own += static_cast<std::size_t>(std::popcount(f));
+        st.free_union[w] |= f;
+        all += static_cast<std::size_t>(std::popcount(st.free_union[w]));
+      }
+      if (own < st.left[k]) {
+        st.pruned_by(st.group_above[k]);
+        return false;
+      }
+      if (all < need) {
+        st.pruned_by(worst);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The time (or, before its dependencies are placed, the bound) of the vertex at level i.
+  [[nodiscard]] double own_value(const search_state& st, std::size_t i, std::size_t v) const {
+    const std::span<const std::size_t> dv(st.dev);
+    return own_exact_[i] ? static_cast<double>(model_.time(*g_, *L_, dv, v))
+                         : static_cast<double>(model_.bound(*g_, *L_, dv, v));
+  }
+
+  /// The first device symmetry breaking still allows at level i, and the orbit filter, if any.
+  [[nodiscard]] std::size_t smallest_allowed_device(const search_state& st, std::size_t i) const {
+    std::size_t min_dev = 0;
+    for (auto j : lex_after_[i]) min_dev = std::max(min_dev, st.dev[order_[j]] + 1);
+    return min_dev;
+  }
+  [[nodiscard]] const std::vector<std::size_t>* orbit_filter(const search_state& st, std::size_t i) const {
+    if (i == 0 && !orbit0_.empty()) return &orbit0_;
+    if (i == 1 && !orbit1_[st.dev[order_[0]]].empty()) return &orbit1_[st.dev[order_[0]]];
+    return nullptr;
+  }
+
+  /// The candidate devices of level i, sorted by the resulting own time.
+  void expand(search_state& st, std::size_t i) const {
+    auto& c = st.cands[i];
+    c.clear();
+    st.next[i] = 0;
+    const std::size_t v = order_[i];
+    const std::size_t min_dev = smallest_allowed_device(st, i);
+    const std::vector<std::size_t>* orbit = orbit_filter(st, i);
+    const std::uint64_t* a = &st.allowed[v * W_];
+    bool excluded = false;
+    for (std::size_t w = 0; w < W_; ++w) {
+      const std::uint64_t all_devices = w + 1 < W_ || D_ % 64 == 0 ? ~std::uint64_t{0} : (std::uint64_t{1} << (D_ % 64)) - 1;
+      if (~st.used[w] & all_devices & ~a[w]) excluded = true;
+      for (std::uint64_t bits = a[w] & ~st.used[w]; bits; bits &= bits - 1) {
+        const std::size_t d = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        if (d < min_dev) continue;
+        if (twin_prev_[d] != unplaced && !is_used(st, twin_prev_[d])) continue;
+        if (orbit && (*orbit)[d] != d) continue;
+        st.dev[v] = d;
+        const double x = own_value(st, i, v);
+        st.dev[v] = unplaced;
+        if (x > st.t && (opt_.extra_pruning || own_exact_[i])) {
+          st.pruned_by(x);
+          continue;
+        }
+        c.push_back({st.warnsdorff ? onward_devices(st, v, d) : 0.0, x, d});
+      }
+    }
+    if (excluded) st.pruned_by(st.above[v]);
+    if (!fresh_[i]) std::sort(c.begin(), c.end());  // a fresh vertex: lowest free device first
+  }
+
+  /// Places vertex v of level i on d (its own value x) and checks every vertex the checking
+  /// scheme checks there; on success `tp` is the new partial objective. Undoes it on failure.
+  [[nodiscard]] bool try_place(search_state& st, std::size_t i, std::size_t v, std::size_t d, double x, double& tp) const {
+    const std::span<const std::size_t> dv(st.dev);
+    occupy(st, v, d, st.group[v]);
+    tp = st.tp[i];
+    if (own_exact_[i]) tp = std::max(tp, x);
+    bool ok = true;
+    for (auto u : exact_[i]) {
+      const double y = static_cast<double>(model_.time(*g_, *L_, dv, u));
+      if (y > st.t) {
+        st.pruned_by(y);
+        ok = false;
+        break;
+      }
+      tp = std::max(tp, y);
+    }
+    if (ok && opt_.extra_pruning)
+      for (auto u : partial_[i]) {
+        const double y = static_cast<double>(model_.bound(*g_, *L_, dv, u));
+        if (y > st.t) {
+          st.pruned_by(y);
+          ok = false;
+          break;
+        }
+      }
+    if (ok && opt_.extra_pruning && !free_devices_suffice(st)) ok = false;
+    if (!ok) release(st, v, st.group[v]);
+    return ok;
+  }
+
+  /// One depth-first search; `warnsdorff` orders candidates by their free onward devices first;
+  /// stops (not completed) after `budget` nodes when budget > 0.
+  target_search_result dfs(double t, const std::atomic<bool>* stop, clock::time_point deadline, bool warnsdorff,
+                           std::uint64_t budget) const {
+    target_search_result res;
+    search_state st;
+    st.t = t;
+    st.warnsdorff = warnsdorff;
+    init_allowed_devices(st);
+    init_reach(st);
+    st.dev.assign(V_, unplaced);
+    st.used.assign(W_, 0);
+    st.tp.assign(V_ + 1, 0.0);
+    st.cands.resize(V_);
+    st.next.assign(V_, 0);
+    st.left = st.group_size;
+    std::size_t i = 0;
+    expand(st, 0);
+    std::uint64_t nodes = 0;
+    for (;;) {
+      if (st.next[i] == st.cands[i].size()) {  // exhausted: backtrack
+        if (i == 0) break;
+        --i;
+        release(st, order_[i], st.group[order_[i]]);
+        continue;
+      }
+      const auto [key, x, d] = st.cands[i][st.next[i]++];
+      (void)key;
+      const bool interrupted = ++nodes == budget ||
+                               ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline));
+      if (interrupted) {
+        res.nodes = nodes;
+        return res;
+      }
+      double tp = 0;
+      if (!try_place(st, i, order_[i], d, x, tp)) continue;
+      st.tp[i + 1] = tp;
+      if (i + 1 == V_) {
+        res.found = res.completed = true;
+        res.dev = st.dev;
+        res.objective_ms = tp;
+        res.nodes = nodes;
+        return res;
+      }
+      expand(st, ++i);
+    }
+    res.completed = true;
+    res.next_lower_bound_ms = st.smallest_pruning_value;
+    res.nodes = nodes;
+    return res;
+  }
+
+  const stage_graph* g_;
+  const link_costs* L_;
+  C model_;
+  mapper_options opt_;
+  std::size_t V_, D_, W_;
+  device_bound_table table_;
+  double lb0_ = 0;
+  bool shared_ = false;
+  replica_symmetry sym_ = replica_symmetry::none;
+  std::vector<std::vector<std::size_t>> deps_, related_;
+  std::vector<double> pressure_;
+  std::vector<std::size_t> order_, pos_;
+  std::vector<char> own_exact_, fresh_;
+  std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
+  std::vector<std::size_t> twin_prev_, orbit0_;
+  std::vector<std::vector<std::size_t>> orbit1_;
+};
+
+}  // namespace devplace
