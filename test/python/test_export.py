@@ -111,6 +111,24 @@ class Exported(unittest.TestCase):
         self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "never.json")))
 
+    def test_model_to_plan(self):
+        """The README's line from a model to a plan: export, describe the cluster, devplace plan."""
+        if not CLI:
+            self.skipTest("DEVPLACE_CLI is not set")
+        path, doc, _ = self.run_export("--module", "devplace_export.models:tiny_transformer", "--batch-size", "4",
+                                       "--estimate", "a100")
+        topo = os.path.join(self.tmp.name, "t.json")
+        p = subprocess.run([CLI, "topology", "--cluster", os.path.join(ROOT, "examples/topologies/cluster_4x_dgx_a100.json"),
+                            "--out", topo], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        plan = os.path.join(self.tmp.name, "plan.json")
+        p = subprocess.run([CLI, "plan", "--graph", path, "--topology", topo, "--devices", "8", "--micro-batch-size", "4",
+                            "--map-timeout", "2", "--out", plan], capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"chosen +S = \d+, R = \d+")
+        with open(plan) as f:
+            self.assertEqual(len(json.load(f)["stage_of"]), len(doc["nodes"]))
+
     def test_bad_usage(self):
         p = export("--torchvision", "no_such_net", "--batch-size", "2", "--out", os.path.join(self.tmp.name, "x.json"))
         self.assertEqual(p.returncode, 2, p.stderr)
