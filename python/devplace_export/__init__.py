@@ -98,12 +98,13 @@ def export_model(model, example_inputs, *, name="model", model_label=None, micro
             "device": _device_name(device),
             "timing": ("torch.profiler on one real fwd+bwd step per repetition; every event, backward "
                        "included, attributed to its forward operator by autograd sequence numbers; "
-                       f"per-operator medians of {reps} steps after {warmup} warm-ups"
+                       f"per-operator means of {reps} steps after {warmup} warm-ups"
                        + ("; CUDA kernel time (device time of the kernels under each operator)" if device.type == "cuda"
                           else "; CPU wall time, operator ranges tiling the step (the dispatch work before an "
                                "operator counts as its own)")),
             "repetitions": reps,
             "step_ms": round(prof["profiled_step_ms"], 6),
+            "step_median_ms": round(prof["profiled_step_median_ms"], 6),
             "op_sum_ms": round(op_sum, 6),
             "step_ratio": round(statistics.median(prof["ratio_per_rep"]), 4),
             "strict_ratio": round(statistics.median(prof["strict_ratio_per_rep"]), 4),

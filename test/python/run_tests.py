@@ -1,16 +1,15 @@
 """Runs the exporter tests (python -m unittest) with exit status 77 when torch is not importable,
 so that ctest reports them as skipped (SKIP_RETURN_CODE 77), never as passed.
     run_tests.py [test_export.Class.test ...]"""
+import importlib.util
 import os
 import sys
 import unittest
 
-try:
-    import torch  # noqa: F401
-    import torchvision  # noqa: F401
-except ImportError as e:
-    print(f"DEVPLACE-SKIPPED: {e} (Debian: apt-get install python3-torch python3-torchvision; "
-          f"scripts/install-deps --python)")
+missing = [m for m in ("torch", "torchvision") if importlib.util.find_spec(m) is None]  # without importing: fast
+if missing:
+    print(f"DEVPLACE-SKIPPED: {' and '.join(missing)} not importable by {sys.executable} (Debian: apt-get install "
+          f"python3-torch python3-torchvision, or scripts/install-deps --python)")
     sys.exit(77)
 
 here = os.path.dirname(os.path.abspath(__file__))

@@ -60,8 +60,9 @@ class Exported(unittest.TestCase):
     def check_ratio(self, doc):
         s = doc["source"]
         print(f"\n{doc['name']}: step_ratio {s['step_ratio']} (operator sum {s['op_sum_ms']:.2f} ms, "
-              f"profiled step {s['step_ms']:.2f} ms, unprofiled step {s['unprofiled_step_ms']:.2f} ms)")
+              f"profiled step {s['step_ms']:.2f} ms, sum/step {s['op_sum_ms'] / s['step_ms']:.4f}, strict_ratio {s['strict_ratio']}, unprofiled step {s['unprofiled_step_ms']:.2f} ms)")
         self.assertLessEqual(abs(s["step_ratio"] - 1), TOLERANCE, s)
+        self.assertLessEqual(abs(s["op_sum_ms"] / s["step_ms"] - 1), TOLERANCE, s)  # the file's own figures
 
     def test_resnet18(self):
         import torchvision
