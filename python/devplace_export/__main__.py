@@ -118,6 +118,14 @@ def main(argv=None):
         print(f"step_ratio      {s['step_ratio']:.3f} (operator sum / step, median over steps; "
               f"{s['strict_ratio']:.3f} inside operator ranges only)")
     print(f"written         {a.out} ({time.time() - t0:.1f} s)")
+    if "step_ratio" in s:
+        if abs(s["step_ratio"] - 1) > 0.10:
+            print(f"devplace_export: warning: the operators account for {100 * s['step_ratio']:.0f}% of the measured "
+                  f"step (more than 10% off): see source.unattributed_bwd_ms", file=sys.stderr)
+        if s["step_ms"] > 1.25 * s["unprofiled_step_ms"]:
+            print(f"devplace_export: warning: profiling slows the step {s['step_ms'] / s['unprofiled_step_ms']:.1f}x "
+                  f"({s['unprofiled_step_ms']:.3f} ms without it): operators this short are dominated by the "
+                  f"profiler's own overhead, and their times are inflated", file=sys.stderr)
     return 0
 
 

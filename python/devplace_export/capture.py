@@ -44,6 +44,11 @@ def _describe(node):
         what = f"Tensor.{t}"
     else:
         what = getattr(t, "__qualname__", None) or getattr(t, "__name__", None) or str(t)
+        mod = getattr(t, "__module__", None)
+        if mod in ("_operator", "operator"):
+            what = f"operator.{what}"
+        elif mod and mod.startswith("torch") and "." not in what:
+            what = f"{mod}.{what}"
     return f"operator '{node.name}' ({what})"
 
 

@@ -60,7 +60,7 @@ def build_graph(gm, rec, fwd_ms, bwd_ms, name, source):
         nodes.append({
             "id": i, "name": n.name, "op": op_label(n, m),
             "fwd_ms": round(max(0.0, fwd_ms[i]), 6), "bwd_ms": round(max(0.0, bwd_ms[i]), 6),
-            "fwd_mem_bytes": r["out_bytes"], "bwd_mem_bytes": grad_in + pb,
+            "fwd_mem_bytes": r["new_bytes"], "bwd_mem_bytes": grad_in + pb,
             "param_bytes": pb, "out_bytes": r["out_bytes"],
             "module": module_path(n),
         })

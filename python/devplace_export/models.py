@@ -68,3 +68,20 @@ class DataDependent(nn.Module):
 
 def data_dependent():
     return DataDependent()
+
+
+class Gated(nn.Module):
+    """DataDependent inside a larger model: traceable with --leaf devplace_export.models:DataDependent."""
+
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Linear(16, 16)
+        self.gate = DataDependent()
+        self.post = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.post(self.gate(torch.relu(self.pre(x))))
+
+
+def gated():
+    return Gated()

@@ -48,6 +48,13 @@ def tensors_of(x):
             yield from tensors_of(y)
 
 
+def _storage_ptr(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:  # torch < 2.0
+        return t.storage().data_ptr()
+
+
 class _Runner(torch.fx.Interpreter):
     def __init__(self, gm, index, record=None, mark=False):
         super().__init__(gm, garbage_collect_values=True)
@@ -66,8 +73,11 @@ class _Runner(torch.fx.Interpreter):
             out = super().run_node(n)
         if self.record is not None:
             args = [self.env[a] for a in n.all_input_nodes if a in self.env]
+            in_storages = {_storage_ptr(t) for a in args for t in tensors_of(a)}
             self.record[n.name] = {
                 "out_bytes": tensor_bytes(out),
+                "new_bytes": sum(t.numel() * t.element_size() for t in tensors_of(out)
+                                 if _storage_ptr(t) not in in_storages),
                 "in": [(tuple(t.shape), t.dtype, t.element_size(), t.requires_grad) for a in args for t in tensors_of(a)],
                 "out": [(tuple(t.shape), t.dtype, t.element_size()) for t in tensors_of(out)],
             }
@@ -129,8 +139,9 @@ def measure_step(model, inputs, device, reps, warmup):
 
 
 def _dur_us(e, cuda):
-    if cuda:
-        return e.cuda_time_total
+    if cuda:  # device time of the kernels under the event (device_time_total from torch 2.4 on)
+        t = getattr(e, "device_time_total", None)
+        return t if t is not None else e.cuda_time_total
     return e.cpu_time_total
 
 

@@ -106,11 +106,21 @@ class Exported(unittest.TestCase):
         p = export("--module", "devplace_export.models:data_dependent", "--input-shape", "16",
                    "--batch-size", "2", "--out", os.path.join(self.tmp.name, "never.json"))
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertRegex(p.stderr, r"operator 'gt' \(gt\)")
+        self.assertRegex(p.stderr, r"operator 'gt' \(operator\.gt\)")
         self.assertIn("data-dependent control flow", p.stderr)
         self.assertRegex(p.stderr, r"models\.py:\d+ \(if y\.sum\(\) > 0:\)")
         self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "never.json")))
+        # nested, it names the module; kept as one operator (--leaf), it exports
+        p = export("--module", "devplace_export.models:gated", "--input-shape", "16", "--batch-size", "2",
+                   "--estimate", "v100", "--out", os.path.join(self.tmp.name, "never.json"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("inside module 'gate'", p.stderr)
+        path, doc, _ = self.run_export("--module", "devplace_export.models:gated", "--input-shape", "16",
+                                       "--batch-size", "2", "--estimate", "v100",
+                                       "--leaf", "devplace_export.models:DataDependent")
+        self.assertEqual([n["op"] for n in doc["nodes"]], ["linear", "relu", "datadependent", "linear"])
+        self.assertEqual(doc["nodes"][2]["param_bytes"], (16 * 16 + 16) * 4)
 
     def test_model_to_plan(self):
         """The README's line from a model to a plan: export, describe the cluster, devplace plan."""
