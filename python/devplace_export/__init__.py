@@ -73,7 +73,7 @@ def export_model(model, example_inputs, *, name="model", model_label=None, micro
         "torch": torch.__version__,
         "capture": how,
         "exporter": "devplace_export (python/devplace_export)",
-        "memory": "analytic: fwd_mem_bytes = output bytes, bwd_mem_bytes = bytes of the input and "
+        "memory": "analytic: fwd_mem_bytes = bytes of outputs that are not views of an input, bwd_mem_bytes = bytes of the input and "
                   "parameter gradients the operator produces",
     }
     if estimate_on:
