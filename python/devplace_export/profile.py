@@ -146,9 +146,9 @@ def _dur_us(e, cuda):
 
 
 def profile_ops(gm, inputs, device, reps, warmup):
-    """Profiles `reps` fwd+bwd steps of the GraphModule. Returns a dict with per-operator median
-    fwd_ms / bwd_ms (lists by operator index), the median profiled step, and the unattributed
-    backward time."""
+    """Profiles `reps` fwd+bwd steps of the GraphModule. Returns a dict with the per-operator mean
+    fwd_ms / bwd_ms (lists by operator index), the mean and median profiled step, the per-step
+    ratios of the operator sum to the step, and the unattributed backward time."""
     ops = operator_nodes(gm)
     index = {n: i for i, n in enumerate(ops)}
     runner = _Runner(gm, index, mark=True)
