@@ -207,8 +207,10 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     }
 
   // Pairs rejected for convexity can become valid when a vertex on the other path is absorbed
-  // into one of their ends; they are re-queued when one of their ends takes part in a merge.
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> blocked(n);
+  // into one of their ends, i.e. when one of their ends takes part in a merge; every merge
+  // re-queues every edge of the merged node (below), which covers them. (Queuing them once more
+  // from a list of rejected pairs only added duplicates, re-tested with the same outcome and
+  // re-listed each time: the heap grew super-linearly.)
 
   auto find = [&](std::size_t v) {
     while (parent[v] != v) v = parent[v] = parent[parent[v]];
@@ -223,11 +225,7 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     heap.pop();
     if (!alive[c.lo] || !alive[c.hi] || version[c.lo] != c.vlo || version[c.hi] != c.vhi) continue;
     if (merged_memory(c.from, c.to) > opt.device_memory_bytes) continue;  // only grows: drop
-    if (!convex(c.from, c.to)) {
-      blocked[c.from].emplace_back(c.from, c.to);
-      blocked[c.to].emplace_back(c.from, c.to);
-      continue;
-    }
+    if (!convex(c.from, c.to)) continue;  // re-queued when either end merges
     // Merge the later-numbered representative into the smaller one.
     const std::size_t keep = c.lo, gone = c.hi;
     reorder(c.from, c.to, keep);  // uses the adjacency before the merge
@@ -271,13 +269,6 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     ++result.merges;
     for (auto [w, b] : out[keep]) { (void)b; push(keep, w); }
     for (auto [w, b] : in[keep]) { (void)b; push(w, keep); }
-    for (std::size_t end : {keep, gone}) {
-      for (auto [a, b] : blocked[end]) {
-        const std::size_t ra = find(a), rb = find(b);
-        if (ra != rb) push(ra, rb);
-      }
-      blocked[end].clear();
-    }
   }
 
   // Number clusters in a topological order of the quotient.
