@@ -57,6 +57,34 @@ inline const stage_graph& bert_large_stages(std::size_t S, std::size_t R) {
   return it->second;
 }
 
+/// `copies` copies of `g` chained end to end: the last vertex of copy k feeds the first vertex of
+/// copy k+1 (an edge of the bytes of the first vertex's largest in-edge in `g`, or 1 MB). Dense ids
+/// follow the copies; external ids are renumbered.
+inline op_graph repeat_chain(const op_graph& g, std::size_t copies) {
+  op_graph_builder b;
+  const std::size_t n = g.num_vertices();
+  const auto& s = g.structure();
+  double link = 0;
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto e : s.in_edge_ids(v)) link = std::max(link, g.edge_bytes_of(e));
+  if (link == 0) link = 1e6;
+  for (std::size_t c = 0; c < copies; ++c) {
+    for (std::size_t v = 0; v < n; ++v) {
+      op_attributes a = g.op(v);
+      a.id = static_cast<std::int64_t>(c * n + v);
+      b.add_op(std::move(a));
+    }
+    for (std::size_t u = 0; u < n; ++u) {
+      const auto succ = s.out_edges(u);
+      for (std::size_t k = 0; k < succ.size(); ++k)
+        b.add_edge(c * n + u, c * n + succ[k], g.edge_bytes_of(static_cast<csr_dag::edge_type>(s.first_out_edge(u) + k)));
+    }
+    if (c > 0) b.add_edge(c * n - 1, c * n, link);
+  }
+  b.set_name(g.name() + "_x" + std::to_string(copies));
+  return std::move(b).build();
+}
+
 /// A synthetic "ladder" of residual blocks: b blocks, each a fork into two branches of length k
 /// that join; a shape whose down-set count grows as (k+1)^2 per block.
 inline op_graph residual_ladder(std::size_t blocks, std::size_t k, std::uint64_t seed = 1) {

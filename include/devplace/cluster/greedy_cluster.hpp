@@ -13,10 +13,12 @@
 /// Ties are broken by (cost, smaller representative, larger representative), so the result is
 /// deterministic. The result is a clustering usable through `views::quotient`.
 ///
-/// Complexity: a binary heap of candidate edges with version stamps (no rescan per merge) and
-/// incrementally maintained descendant bitsets for the convexity test: each merge costs
-/// O(n · n/64) word operations for the reachability update plus O(deg log m) heap work, so the
-/// whole clustering is O(n² · n/64 + m log m) time and O(n²/8) bytes.
+/// Complexity: a binary heap of candidate edges with version stamps (no rescan per merge); the
+/// convexity test is a search from û bounded by a topological order of the quotient that is
+/// kept valid across merges (only the vertices between û and v̂ in it are visited and, on a
+/// merge, reordered), so a test costs O(size of that region) and no n x n reachability is kept.
+/// Memory O(n + m); time O(m log m) heap work plus the regions searched (small where the graph
+/// is locally connected, as operator graphs are; O(n + m) each in the worst case).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -87,17 +89,16 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   std::vector<char> alive(n, 1);
   std::vector<std::uint32_t> version(n, 0);
 
-  // Descendants of every hyper-node (bits indexed by representative; dead bits are never read).
-  std::vector<dynamic_bitset> desc(n, dynamic_bitset(n));
+  // A topological order of the quotient, kept valid across merges (ord[rep]: its position; the
+  // positions are those of a topological order of g, some left unused as clusters merge).
+  std::vector<std::size_t> ord(n);
   {
     const auto topo = topological_sort(s);
-    for (auto it = topo.order.rbegin(); it != topo.order.rend(); ++it)
-      for (auto [w, b] : out[*it]) {
-        (void)b;
-        desc[*it] |= desc[w];
-        desc[*it].set(w);
-      }
+    for (std::size_t p = 0; p < n; ++p) ord[topo.order[p]] = p;
   }
+  std::vector<std::uint32_t> mark(n, 0);  // visit stamps of the searches below
+  std::uint32_t stamp = 0;
+  std::vector<std::size_t> fwd, bwd, stack;  // the forward / backward search regions
 
   auto bytes_between = [&](std::size_t a, std::size_t b) {
     double x = 0;
@@ -112,13 +113,78 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     return (mem_int[a] + mem_int[b] + boundary[a] + boundary[b] - 2.0 * bytes_between(a, b)) / mb;
   };
   // Edge a -> b can be contracted iff no other path a ⇝ b exists: no successor c != b of a
-  // reaches b.
+  // reaches b. Every vertex on such a path lies strictly between a and b in the order, so the
+  // search from a stays within ord < ord[b]. Leaves the vertices it reached from a in `fwd`.
   auto convex = [&](std::size_t a, std::size_t b) {
+    ++stamp;
+    fwd.clear();
+    stack.clear();
     for (auto [c, y] : out[a]) {
       (void)y;
-      if (c != b && desc[c].test(b)) return false;
+      if (c != b && ord[c] < ord[b] && mark[c] != stamp) {
+        mark[c] = stamp;
+        stack.push_back(c);
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t x = stack.back();
+      stack.pop_back();
+      fwd.push_back(x);
+      for (auto [c, y] : out[x]) {
+        (void)y;
+        if (c == b) return false;
+        if (ord[c] < ord[b] && mark[c] != stamp) {
+          mark[c] = stamp;
+          stack.push_back(c);
+        }
+      }
     }
     return true;
+  };
+  // After convex(a, b) held: the vertices between a and b that reach b (`bwd`) move before the
+  // merged node, those reached from a (`fwd`, disjoint from `bwd`) after it, reusing the
+  // positions of a, b and both sets (Pearce–Kelly style); the order stays topological.
+  auto reorder = [&](std::size_t a, std::size_t b, std::size_t merged) {
+    ++stamp;
+    bwd.clear();
+    stack.clear();
+    for (auto [c, y] : in[b]) {
+      (void)y;
+      if (c != a && ord[c] > ord[a] && mark[c] != stamp) {
+        mark[c] = stamp;
+        stack.push_back(c);
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t x = stack.back();
+      stack.pop_back();
+      bwd.push_back(x);
+      for (auto [c, y] : in[x]) {
+        (void)y;
+        if (ord[c] > ord[a] && mark[c] != stamp) {
+          mark[c] = stamp;
+          stack.push_back(c);
+        }
+      }
+    }
+    if (fwd.empty() && bwd.empty()) {
+      ord[merged] = ord[a];
+      return;
+    }
+    auto by_ord = [&](std::size_t x, std::size_t y) { return ord[x] < ord[y]; };
+    std::sort(fwd.begin(), fwd.end(), by_ord);
+    std::sort(bwd.begin(), bwd.end(), by_ord);
+    std::vector<std::size_t> pool;
+    pool.reserve(fwd.size() + bwd.size() + 2);
+    pool.push_back(ord[a]);
+    pool.push_back(ord[b]);
+    for (auto x : fwd) pool.push_back(ord[x]);
+    for (auto x : bwd) pool.push_back(ord[x]);
+    std::sort(pool.begin(), pool.end());
+    std::size_t k = 0;
+    for (auto x : bwd) ord[x] = pool[k++];
+    ord[merged] = pool[k++];
+    for (auto x : fwd) ord[x] = pool[k++];
   };
 
   struct candidate {
@@ -144,27 +210,28 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     }
 
   // Pairs rejected for convexity can become valid when a vertex on the other path is absorbed
-  // into one of their ends; they are re-queued when one of their ends takes part in a merge.
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> blocked(n);
+  // into one of their ends, i.e. when one of their ends takes part in a merge; every merge
+  // re-queues every edge of the merged node (below), which covers them. (Queuing them once more
+  // from a list of rejected pairs only added duplicates, re-tested with the same outcome and
+  // re-listed each time: the heap grew super-linearly.)
 
   auto find = [&](std::size_t v) {
     while (parent[v] != v) v = parent[v] = parent[parent[v]];
     return v;
   };
 
+  constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> slot(n, npos);  // combine(): index of a neighbour in the list being built
   std::size_t k = n;
   while (k > opt.max_clusters && !heap.empty()) {
     const candidate c = heap.top();
     heap.pop();
     if (!alive[c.lo] || !alive[c.hi] || version[c.lo] != c.vlo || version[c.hi] != c.vhi) continue;
     if (merged_memory(c.from, c.to) > opt.cost.device_memory_bytes) continue;  // only grows: drop
-    if (!convex(c.from, c.to)) {
-      blocked[c.from].emplace_back(c.from, c.to);
-      blocked[c.to].emplace_back(c.from, c.to);
-      continue;
-    }
+    if (!convex(c.from, c.to)) continue;  // re-queued when either end merges
     // Merge the later-numbered representative into the smaller one.
     const std::size_t keep = c.lo, gone = c.hi;
+    reorder(c.from, c.to, keep);  // uses the adjacency before the merge
     const double between = bytes_between(keep, gone);
     cu[keep] += cu[gone];
     mem_int[keep] += mem_int[gone];
@@ -179,9 +246,14 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
       for (const auto* l : {&x, &y})
         for (auto [w, b] : *l) {
           if (w == keep || w == gone) continue;
-          auto it = std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.first == w; });
-          if (it == r.end()) r.emplace_back(w, b); else it->second += b;
+          if (slot[w] == npos) {
+            slot[w] = r.size();
+            r.emplace_back(w, b);
+          } else {
+            r[slot[w]].second += b;
+          }
         }
+      for (auto [w, b] : r) { (void)b; slot[w] = npos; }
       return r;
     };
     auto nout = combine(out[keep], out[gone]);
@@ -195,28 +267,11 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     in[keep] = std::move(nin);
     out[gone].clear();
     in[gone].clear();
-    // Reachability: the merged node reaches what either part reached; whoever reached either
-    // part now reaches everything the merged node reaches.
-    desc[keep] |= desc[gone];
-    desc[keep].reset(keep);
-    desc[keep].reset(gone);
-    for (std::size_t x = 0; x < n; ++x)
-      if (alive[x] && x != keep && (desc[x].test(keep) || desc[x].test(gone))) {
-        desc[x] |= desc[keep];
-        desc[x].set(keep);
-      }
     ++version[keep];
     --k;
     ++result.merges;
     for (auto [w, b] : out[keep]) { (void)b; push(keep, w); }
     for (auto [w, b] : in[keep]) { (void)b; push(w, keep); }
-    for (std::size_t end : {keep, gone}) {
-      for (auto [a, b] : blocked[end]) {
-        const std::size_t ra = find(a), rb = find(b);
-        if (ra != rb) push(ra, rb);
-      }
-      blocked[end].clear();
-    }
   }
 
   // Number clusters in a topological order of the quotient.

@@ -13,7 +13,7 @@
 /// (The DP step is optimal for the clustered graph; `steps[k].dp_status` says so.)
 ///
 /// The DP of each α is bounded by the objective of the fixed-order split of the unclustered
-/// graph (partition/topo_dp.hpp, O(n^2)): a clustering whose best partition cannot beat it is
+/// graph (partition/topo_dp.hpp, exact, near-linear in practice): a clustering whose best partition cannot beat it is
 /// settled at once instead of being proved optimal, and its clustered fixed-order split is
 /// refined instead. This keeps pathological clusterings (one huge cluster) cheap.
 #include <chrono>
