@@ -1,4 +1,5 @@
 #pragma once
+// devplace peer tarnawski --graph F.json [--cpus C] [--fpgas F] [--max-ideals N] [--out R.json]
 // devplace peer pipedream --graph graph.txt -n A [B ...] [-b BW1 [BW2 ...]] [--straight]
 //                         [--fewer-machines] [--memory BYTES] [--compression R | --no-transfers]
 //                         [--out R.json]
@@ -19,7 +20,9 @@
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/pipedream.hpp"
+#include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/peers/pipedream.hpp"
+#include "devplace/peers/tarnawski.hpp"
 
 namespace devplace::cli {
 
@@ -85,9 +88,44 @@ inline void register_peer_pipedream(CLI::App* peer) {
   });
 }
 
+inline void register_peer_tarnawski(CLI::App* peer) {
+  struct args_t {
+    std::string graph, out;
+    std::optional<std::size_t> cpus, fpgas;
+    std::uint64_t max_ideals = 5'000'000;
+  };
+  auto a = std::make_shared<args_t>();
+  auto* cmd = peer->add_subcommand("tarnawski", "Tarnawski et al. 2020 max-load DP (throughput-dp/dp.cpp) on its JSON");
+  cmd->add_option("--graph", a->graph, "Tarnawski et al. throughput instance (JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--cpus", a->cpus, "Override maxCPUs");
+  cmd->add_option("--fpgas", a->fpgas, "Override maxFPGAs (accelerators)");
+  cmd->add_option("--max-ideals", a->max_ideals, "Stop beyond this many ideals")->capture_default_str();
+  cmd->add_option("--out", a->out, "Write the result (JSON) here");
+  cmd->callback([a] {
+    const auto in = io::read_tarnawski_instance(a->graph);
+    const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals});
+    if (r.status == status::limit_reached)
+      throw failure("tarnawski: more than " + std::to_string(a->max_ideals) + " ideals after preprocessing; raise --max-ideals");
+    if (r.status != status::optimal) throw failure("tarnawski: no split has a finite load");
+    std::cout << "tarnawski max-load " << digits17(r.max_load) << ", supernodes " << r.supernodes << ", ideals " << r.ideals
+              << ", ideal pairs " << r.ideal_pairs << ", " << r.time_s << " s\n";
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& d : r.devices)
+      devices.push_back({{"kind", d.cpu ? "cpu" : "accelerator"}, {"load", d.load}, {"nodes", d.nodes}});
+    const auto& c = r.contraction;
+    write_peer_json(a->out, {{"peer", "tarnawski"}, {"graph", a->graph}, {"objective", r.max_load},
+                             {"objective_unit", "max device load, the instance's time unit (ms)"},
+                             {"supernodes", r.supernodes}, {"ideals", r.ideals}, {"ideal_pairs", r.ideal_pairs},
+                             {"preprocessing", {{"orphans", c.orphans}, {"mirror_edges", c.mirror_edges},
+                                                {"fused_classes", c.fused_classes}, {"trivial_merges", c.trivial_merges}}},
+                             {"devices", devices}, {"time_s", r.time_s}});
+  });
+}
+
 inline void register_peer(CLI::App& app) {
   auto* peer = app.add_subcommand("peer", "Run a peer partitioner's own model on its own input (docs/peers/)");
   peer->require_subcommand(1);
+  register_peer_tarnawski(peer);
   register_peer_pipedream(peer);
 }
 

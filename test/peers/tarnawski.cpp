@@ -11,6 +11,7 @@
 #include <functional>
 #include <random>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -198,5 +199,34 @@ TEST_CASE("Tarnawski max-load: brute force over every contiguous split on small 
     CHECK(r.ideals == ideals.size());
     REQUIRE(r.status == status::optimal);
     CHECK(r.max_load == doctest::Approx(best).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("downset_growth visits every superset of a down-set exactly once, one vertex at a time") {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t n = 1 + rng() % 12;
+    const auto adj = devplace::test::random_adjacency(rng, n, devplace::test::all_shapes[trial % 5]);
+    const downset_enumerator e(adj);
+    const downset_growth grow(e);
+    std::vector<detail::dynamic_bitset> all;
+    (void)e.for_each([&](const detail::dynamic_bitset& f) { all.push_back(f); return downset_action::proceed; });
+    for (const auto& base : all) {
+      std::size_t want = 0;
+      for (const auto& f : all) want += base.is_subset_of(f) && !(f == base);
+      struct counter { std::size_t added = 0; void add(std::size_t, const detail::dynamic_bitset&) { ++added; } };
+      std::set<std::vector<std::size_t>> seen;
+      std::size_t visits = 0;
+      (void)grow.for_each_superset(base, counter{}, [&](const detail::dynamic_bitset& f, const counter& c) {
+        ++visits;
+        CHECK(e.is_downset(f));
+        CHECK(base.is_subset_of(f));
+        CHECK(c.added == f.count() - base.count());
+        seen.insert(e.to_vertices(f));
+        return downset_action::proceed;
+      });
+      CHECK(visits == want);
+      CHECK(seen.size() == want);
+    }
   }
 }

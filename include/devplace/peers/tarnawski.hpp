@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "devplace/algorithm/downset_growth.hpp"
 #include "devplace/algorithm/downsets.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/status.hpp"
@@ -44,6 +45,7 @@ struct tarnawski_options {
   std::optional<std::size_t> cpus;   ///< override the instance's maxCPUs
   std::optional<std::size_t> fpgas;  ///< override the instance's maxFPGAs
   std::uint64_t max_ideals = 5'000'000;  ///< stop (status limit_reached) beyond this many ideals
+  bool count_pairs = true;  ///< count the ideal pairs (one extra enumeration of all of them, no costs)
   transform::class_contraction_options contraction{};
 };
 
@@ -59,7 +61,7 @@ struct tarnawski_result {
   double max_load = std::numeric_limits<double>::infinity();  ///< upstream `maxLoad`
   std::size_t supernodes = 0;      ///< forward supernodes after preprocessing
   std::uint64_t ideals = 0;        ///< ideals, ∅ included (upstream "N ideals")
-  std::uint64_t ideal_pairs = 0;   ///< pairs J ⊆ I, J = I included (upstream "M ideal pairs")
+  std::uint64_t ideal_pairs = 0;   ///< pairs J ⊆ I, J = I included (upstream "M ideal pairs"); 0 unless counted
   std::vector<tarnawski_device> devices;  ///< non-empty blocks only
   transform::class_contraction contraction;
   double time_s = 0;
@@ -233,6 +235,42 @@ struct tw_index {
   }
 };
 
+
+/// An upper bound: the same DP restricted to the prefixes of one topological order (positions
+/// 0..p−1 are a down-set for every p). O(f² · (C+1)(F+1)) block evaluations.
+inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
+  const std::size_t L = (C + 1) * (F + 1), n = m.f;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> dp((n + 1) * L, inf);
+  for (std::size_t x = 0; x < L; ++x) dp[x] = 0;
+  for (std::size_t a = 0; a <= n; ++a) {
+    double* da = &dp[a * L];
+    for (std::size_t c = 0; c <= C; ++c)
+      for (std::size_t f = 0; f <= F; ++f) {
+        const std::size_t x = c * (F + 1) + f;
+        if (c > 0) da[x] = std::min(da[x], da[x - (F + 1)]);
+        if (f > 0) da[x] = std::min(da[x], da[x - 1]);
+      }
+    bitset base(n), cur(n);
+    for (std::size_t p = 0; p < a; ++p) base.set(p);
+    cur = base;
+    tw_acc acc{&m, &base};
+    for (std::size_t b = a + 1; b <= n; ++b) {
+      acc.add(b - 1, cur);
+      cur.set(b - 1);
+      const double cpu = acc.cpu, accl = acc.acc_load();
+      double* db = &dp[b * L];
+      for (std::size_t c = 0; c <= C; ++c)
+        for (std::size_t f = 0; f <= F; ++f) {
+          const std::size_t x = c * (F + 1) + f;
+          if (c > 0) db[x] = std::min(db[x], std::max(da[x - (F + 1)], cpu));
+          if (f > 0) db[x] = std::min(db[x], std::max(da[x - 1], accl));
+        }
+    }
+  }
+  return dp[n * L + L - 1];
+}
+
 }  // namespace detail
 
 /// Runs the max-load DP of Tarnawski et al. 2020 on `in`. Throws `std::invalid_argument` when
@@ -286,6 +324,9 @@ struct tw_index {
   for (std::size_t c = 0; c <= C; ++c)
     for (std::size_t f = 0; f <= F; ++f) dp[at(0, c, f)] = 0;  // ideals[0] = ∅
   std::uint64_t pairs = 0;
+  // Candidates above an upper bound cannot be on an optimal chain: the bound prunes blocks.
+  const double ub = detail::tw_linear_bound(m, C, F);
+  const downset_growth grow(e);
   for (std::size_t j = 0; j < ideals.size(); ++j) {
     for (std::size_t c = 0; c <= C; ++c)  // finalise J: fewer devices
       for (std::size_t f = 0; f <= F; ++f) {
@@ -293,13 +334,15 @@ struct tw_index {
         if (c > 0 && dp[at(j, c - 1, f)] < dp[x]) { dp[x] = dp[at(j, c - 1, f)]; how[x] = 3; from[x] = -1; }
         if (f > 0 && dp[at(j, c, f - 1)] < dp[x]) { dp[x] = dp[at(j, c, f - 1)]; how[x] = 4; from[x] = -1; }
       }
-    ++pairs;  // J ⊆ J
     if (j + 1 == ideals.size()) break;
     const double* dj = &dp[at(j, 0, 0)];
+    if (*std::min_element(dj, dj + L) > ub) continue;  // nothing built on J can reach the bound
     detail::tw_acc a0{&m, &ideals[j]};
     a0.key = keys[j];
-    (void)e.for_each_superset(ideals[j], a0, [&](const bitset& I, const detail::tw_acc& a) {
-      ++pairs;
+    (void)grow.for_each_superset(ideals[j], a0, [&](const bitset& I, const detail::tw_acc& a) {
+      // Loads only grow along the search (comm aside, which is >= 0): prune blocks over the bound.
+      const double fpga_part = a.unsupported || a.size > m.cap ? 1e30 : a.fpga;
+      if ((C == 0 || a.cpu > ub) && (F == 0 || fpga_part > ub)) return downset_action::prune;
       const std::size_t i = index.find(a.key, I);
       const double cpu = a.cpu, acc = a.acc_load();
       double* di = &dp[at(i, 0, 0)];
@@ -318,7 +361,14 @@ struct tw_index {
       return downset_action::proceed;
     });
   }
-  res.ideal_pairs = pairs;
+  if (opt.count_pairs) {  // upstream's "ideal pairs": J ⊆ I, J = I included
+    for (std::size_t j = 0; j < ideals.size(); ++j)
+      (void)e.for_each_superset(ideals[j], no_accumulator{}, [&](const bitset&, const no_accumulator&) {
+        ++pairs;
+        return downset_action::proceed;
+      }, true);
+    res.ideal_pairs = pairs;
+  }
   const std::size_t all = ideals.size() - 1;
   res.max_load = dp[at(all, C, F)];
   res.status = res.max_load < inf ? status::optimal : status::infeasible;
