@@ -19,10 +19,13 @@
 /// and the answer is dp[C][F][all]: every device gets one contiguous block, devices may idle.
 ///
 /// Implementation: the ideals are sorted by size; the DP pushes from each J to every I ⊋ J,
-/// enumerated by `downset_enumerator::for_each_superset` with an accumulator that keeps the
-/// block's sums and boundary cost up to date as nodes join (O(Σ degree · n/64) per pair), and
-/// finds I's index through an incremental 64-bit key. Memory: O(ideals · (C+1)(F+1)) plus the
-/// ideals' bitsets; pairs are never stored. Complexity: O(pairs · ((C+1)(F+1) + deg · n/64)).
+/// grown one supernode at a time by `downset_growth` with an accumulator that keeps the block's
+/// sums and boundary cost up to date (O(deg · n/64) per pair); I's index is found through an
+/// incremental 64-bit key. Blocks whose CPU load and accelerator compute both exceed a bound are
+/// pruned with everything grown from them (both only grow); the bound starts just above a lower
+/// bound and is raised until the DP finds a chain within it, the last resort being the optimum
+/// over one topological order's prefixes, so the result is always exact. Memory:
+/// O(ideals · (C+1)(F+1)) plus the ideals' bitsets; pairs are never stored.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -213,6 +216,7 @@ struct tw_index {
   std::vector<std::int64_t> ids;
   std::uint64_t mask = 0;
   const std::vector<bitset>* ideals = nullptr;
+  bool unique = false;  ///< all keys distinct: a key identifies the ideal (lookups are of ideals)
   void build(const std::vector<bitset>& is, const std::vector<std::uint64_t>& ks) {
     ideals = &is;
     std::size_t cap = 16;
@@ -226,11 +230,15 @@ struct tw_index {
       keys[h] = ks[i];
       ids[h] = static_cast<std::int64_t>(i);
     }
+    std::vector<std::uint64_t> sorted = ks;
+    std::sort(sorted.begin(), sorted.end());
+    unique = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
   }
   [[nodiscard]] std::size_t find(std::uint64_t key, const bitset& b) const {
     for (std::uint64_t h = key & mask;; h = (h + 1) & mask) {
       if (ids[h] < 0) throw std::logic_error("tarnawski: an ideal is missing from the index");
-      if (keys[h] == key && (*ideals)[static_cast<std::size_t>(ids[h])] == b) return static_cast<std::size_t>(ids[h]);
+      if (keys[h] == key && (unique || (*ideals)[static_cast<std::size_t>(ids[h])] == b))
+        return static_cast<std::size_t>(ids[h]);
     }
   }
 };
@@ -269,6 +277,76 @@ inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
     }
   }
   return dp[n * L + L - 1];
+}
+
+/// A lower bound on the max-load: every supernode lands whole on some device.
+inline double tw_lower_bound(const tw_model& m, std::size_t C, std::size_t F) {
+  if (C + F == 0) return 0;
+  double sum = 0, single = 0;
+  for (std::size_t p = 0; p < m.f; ++p) {
+    const double acc = !m.supported[p] || m.size[p] > m.cap ? 1e30 : m.fpga[p];
+    const double best = std::min(C > 0 ? m.cpu[p] : 1e300, F > 0 ? acc : 1e300);
+    sum += best;
+    single = std::max(single, best);
+  }
+  return std::max(single, sum / static_cast<double>(C + F));
+}
+
+/// dp[I][c][f] with the choice that reached it.
+struct tw_dp {
+  std::size_t C = 0, F = 0, L = 1;
+  std::vector<double> dp;
+  std::vector<std::int32_t> from;  ///< J of the last block, or -1
+  std::vector<std::uint8_t> how;   ///< 0 none, 1 CPU block, 2 ACC block, 3 one CPU less, 4 one ACC less
+  [[nodiscard]] std::size_t at(std::size_t id, std::size_t c, std::size_t f) const { return id * L + c * (F + 1) + f; }
+  [[nodiscard]] double value(std::size_t id) const { return dp[at(id, C, F)]; }
+};
+
+/// Pushes from every ideal J (by size) to every I ⊋ J; candidates above `ub` are skipped and
+/// blocks whose CPU load and accelerator compute both exceed `ub` are pruned with all they grow into.
+inline tw_dp tw_solve(const tw_model& m, const downset_growth& grow, const std::vector<bitset>& ideals,
+                      const std::vector<std::uint64_t>& keys, const tw_index& index, std::size_t C, std::size_t F,
+                      double ub) {
+  tw_dp r{C, F, (C + 1) * (F + 1), {}, {}, {}};
+  const std::size_t L = r.L;
+  r.dp.assign(ideals.size() * L, std::numeric_limits<double>::infinity());
+  r.from.assign(ideals.size() * L, -1);
+  r.how.assign(ideals.size() * L, 0);
+  std::fill(r.dp.begin(), r.dp.begin() + static_cast<std::ptrdiff_t>(L), 0.0);  // ideals[0] = ∅
+  for (std::size_t j = 0; j < ideals.size(); ++j) {
+    for (std::size_t c = 0; c <= C; ++c)  // finalise J: fewer devices
+      for (std::size_t f = 0; f <= F; ++f) {
+        const std::size_t x = r.at(j, c, f);
+        if (c > 0 && r.dp[r.at(j, c - 1, f)] < r.dp[x]) { r.dp[x] = r.dp[r.at(j, c - 1, f)]; r.how[x] = 3; r.from[x] = -1; }
+        if (f > 0 && r.dp[r.at(j, c, f - 1)] < r.dp[x]) { r.dp[x] = r.dp[r.at(j, c, f - 1)]; r.how[x] = 4; r.from[x] = -1; }
+      }
+    if (j + 1 == ideals.size()) break;
+    const double* dj = &r.dp[r.at(j, 0, 0)];
+    if (*std::min_element(dj, dj + L) > ub) continue;  // nothing built on J stays within the bound
+    tw_acc a0{&m, &ideals[j]};
+    a0.key = keys[j];
+    (void)grow.for_each_superset(ideals[j], a0, [&](const bitset& I, const tw_acc& a) {
+      const double fpga_part = a.unsupported || a.size > m.cap ? 1e30 : a.fpga;  // both only grow
+      if ((C == 0 || a.cpu > ub) && (F == 0 || fpga_part > ub)) return downset_action::prune;
+      const std::size_t i = index.find(a.key, I);
+      const double cpu = a.cpu, acc = a.acc_load();
+      double* di = &r.dp[r.at(i, 0, 0)];
+      for (std::size_t c = 0; c <= C; ++c)
+        for (std::size_t f = 0; f <= F; ++f) {
+          const std::size_t x = c * (F + 1) + f;
+          if (c > 0) {
+            const double v = std::max(dj[x - (F + 1)], cpu);
+            if (v < di[x]) { di[x] = v; r.from[i * L + x] = static_cast<std::int32_t>(j); r.how[i * L + x] = 1; }
+          }
+          if (f > 0) {
+            const double v = std::max(dj[x - 1], acc);
+            if (v < di[x]) { di[x] = v; r.from[i * L + x] = static_cast<std::int32_t>(j); r.how[i * L + x] = 2; }
+          }
+        }
+      return downset_action::proceed;
+    });
+  }
+  return r;
 }
 
 }  // namespace detail
@@ -315,52 +393,19 @@ inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
   detail::tw_index index;
   index.build(ideals, keys);
 
-  const std::size_t C = opt.cpus.value_or(in.max_cpus), F = opt.fpgas.value_or(in.max_fpgas), L = (C + 1) * (F + 1);
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> dp(ideals.size() * L, inf);
-  std::vector<std::int32_t> from(ideals.size() * L, -1);  // J of the last block, or -1
-  std::vector<std::uint8_t> how(ideals.size() * L, 0);    // 0 none, 1 CPU block, 2 ACC block, 3 one CPU less, 4 one ACC less
-  auto at = [&](std::size_t id, std::size_t c, std::size_t f) { return id * L + c * (F + 1) + f; };
-  for (std::size_t c = 0; c <= C; ++c)
-    for (std::size_t f = 0; f <= F; ++f) dp[at(0, c, f)] = 0;  // ideals[0] = ∅
-  std::uint64_t pairs = 0;
-  // Candidates above an upper bound cannot be on an optimal chain: the bound prunes blocks.
-  const double ub = detail::tw_linear_bound(m, C, F);
+  const std::size_t C = opt.cpus.value_or(in.max_cpus), F = opt.fpgas.value_or(in.max_fpgas);
   const downset_growth grow(e);
-  for (std::size_t j = 0; j < ideals.size(); ++j) {
-    for (std::size_t c = 0; c <= C; ++c)  // finalise J: fewer devices
-      for (std::size_t f = 0; f <= F; ++f) {
-        const std::size_t x = at(j, c, f);
-        if (c > 0 && dp[at(j, c - 1, f)] < dp[x]) { dp[x] = dp[at(j, c - 1, f)]; how[x] = 3; from[x] = -1; }
-        if (f > 0 && dp[at(j, c, f - 1)] < dp[x]) { dp[x] = dp[at(j, c, f - 1)]; how[x] = 4; from[x] = -1; }
-      }
-    if (j + 1 == ideals.size()) break;
-    const double* dj = &dp[at(j, 0, 0)];
-    if (*std::min_element(dj, dj + L) > ub) continue;  // nothing built on J can reach the bound
-    detail::tw_acc a0{&m, &ideals[j]};
-    a0.key = keys[j];
-    (void)grow.for_each_superset(ideals[j], a0, [&](const bitset& I, const detail::tw_acc& a) {
-      // Loads only grow along the search (comm aside, which is >= 0): prune blocks over the bound.
-      const double fpga_part = a.unsupported || a.size > m.cap ? 1e30 : a.fpga;
-      if ((C == 0 || a.cpu > ub) && (F == 0 || fpga_part > ub)) return downset_action::prune;
-      const std::size_t i = index.find(a.key, I);
-      const double cpu = a.cpu, acc = a.acc_load();
-      double* di = &dp[at(i, 0, 0)];
-      for (std::size_t c = 0; c <= C; ++c)
-        for (std::size_t f = 0; f <= F; ++f) {
-          const std::size_t x = c * (F + 1) + f;
-          if (c > 0) {
-            const double v = std::max(dj[x - (F + 1)], cpu);
-            if (v < di[x]) { di[x] = v; from[i * L + x] = static_cast<std::int32_t>(j); how[i * L + x] = 1; }
-          }
-          if (f > 0) {
-            const double v = std::max(dj[x - 1], acc);
-            if (v < di[x]) { di[x] = v; from[i * L + x] = static_cast<std::int32_t>(j); how[i * L + x] = 2; }
-          }
-        }
-      return downset_action::proceed;
-    });
+  // Candidates above a bound cannot be on a chain of that value: the bound prunes blocks. A
+  // guess below the optimum is detected (the DP finds nothing within it) and raised; the bound
+  // of one topological order's prefixes always holds, so the last round is exact.
+  const double ub = detail::tw_linear_bound(m, C, F), lb = detail::tw_lower_bound(m, C, F);
+  detail::tw_dp dp;
+  for (double guess = lb * 1.15;; guess *= 1.4) {
+    const bool last = !(guess < ub) || !(lb > 0);
+    dp = detail::tw_solve(m, grow, ideals, keys, index, C, F, last ? ub : guess);
+    if (last || dp.value(ideals.size() - 1) <= guess) break;
   }
+  std::uint64_t pairs = 0;
   if (opt.count_pairs) {  // upstream's "ideal pairs": J ⊆ I, J = I included
     for (std::size_t j = 0; j < ideals.size(); ++j)
       (void)e.for_each_superset(ideals[j], no_accumulator{}, [&](const bitset&, const no_accumulator&) {
@@ -370,24 +415,25 @@ inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
     res.ideal_pairs = pairs;
   }
   const std::size_t all = ideals.size() - 1;
-  res.max_load = dp[at(all, C, F)];
-  res.status = res.max_load < inf ? status::optimal : status::infeasible;
+  res.max_load = dp.value(all);
+  res.status = res.max_load < std::numeric_limits<double>::infinity() ? status::optimal : status::infeasible;
   // The split, last block first while walking back.
   std::size_t i = all, c = C, f = F;
   while (res.status == status::optimal && i != 0) {
-    const std::size_t x = at(i, c, f);
-    if (how[x] == 3) { --c; continue; }
-    if (how[x] == 4) { --f; continue; }
-    const auto j = static_cast<std::size_t>(from[x]);
+    const std::size_t x = dp.at(i, c, f);
+    const auto how = dp.how[x];
+    if (how == 3) { --c; continue; }
+    if (how == 4) { --f; continue; }
+    const auto j = static_cast<std::size_t>(dp.from[x]);
     const auto [cpu, acc] = detail::tw_block_loads(m, ideals[i], ideals[j]);
-    tarnawski_device d{how[x] == 1, how[x] == 1 ? cpu : acc, {}};
+    tarnawski_device d{how == 1, how == 1 ? cpu : acc, {}};
     bitset X = ideals[i];
     X.subtract(ideals[j]);
     for (std::size_t v = 0; v < in.nodes.size(); ++v)
       if (X.test(e.position_of(con.supernode_of[v]))) d.nodes.push_back(in.nodes[v].id);
     std::sort(d.nodes.begin(), d.nodes.end());
     res.devices.push_back(std::move(d));
-    if (how[x] == 1) --c; else --f;
+    if (how == 1) --c; else --f;
     i = j;
   }
   std::reverse(res.devices.begin(), res.devices.end());
