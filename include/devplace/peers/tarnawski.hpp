@@ -279,17 +279,39 @@ inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
   return dp[n * L + L - 1];
 }
 
-/// A lower bound on the max-load: every supernode lands whole on some device.
+/// A lower bound on the max-load: the smallest T at which the work fits fractionally on C CPUs
+/// and F accelerators of capacity T each (communication, which only adds, left out), and the
+/// largest single supernode on its faster device.
 inline double tw_lower_bound(const tw_model& m, std::size_t C, std::size_t F) {
   if (C + F == 0) return 0;
-  double sum = 0, single = 0;
+  std::vector<std::pair<double, double>> work;  // (cpu, accelerator) time per supernode
+  double single = 0;
   for (std::size_t p = 0; p < m.f; ++p) {
-    const double acc = !m.supported[p] || m.size[p] > m.cap ? 1e30 : m.fpga[p];
-    const double best = std::min(C > 0 ? m.cpu[p] : 1e300, F > 0 ? acc : 1e300);
-    sum += best;
-    single = std::max(single, best);
+    const double acc = F > 0 && m.supported[p] && m.size[p] <= m.cap ? m.fpga[p] : 1e300;
+    const double cpu = C > 0 ? m.cpu[p] : 1e300;
+    work.emplace_back(cpu, acc);
+    single = std::max(single, std::min(cpu, acc));
   }
-  return std::max(single, sum / static_cast<double>(C + F));
+  // CPUs take the supernodes with the smallest cpu/acc ratio first (fractional knapsack).
+  std::sort(work.begin(), work.end(), [](const auto& a, const auto& b) { return a.first * b.second < b.first * a.second; });
+  auto fits = [&](double T) {
+    double cpu_left = static_cast<double>(C) * T, acc_work = 0;
+    for (const auto& [c, a] : work) {
+      if (c <= cpu_left) { cpu_left -= c; continue; }
+      const double part = c > 0 ? cpu_left / c : 1.0;
+      cpu_left = 0;
+      acc_work += (1 - part) * a;
+    }
+    return acc_work <= static_cast<double>(F) * T;
+  };
+  double lo = 0, hi = 1;
+  while (!fits(hi) && hi < 1e300) hi *= 2;
+  if (!(hi < 1e300)) return single;
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return std::max(single, lo);
 }
 
 /// dp[I][c][f] with the choice that reached it.
@@ -328,8 +350,9 @@ inline tw_dp tw_solve(const tw_model& m, const downset_growth& grow, const std::
     (void)grow.for_each_superset(ideals[j], a0, [&](const bitset& I, const tw_acc& a) {
       const double fpga_part = a.unsupported || a.size > m.cap ? 1e30 : a.fpga;  // both only grow
       if ((C == 0 || a.cpu > ub) && (F == 0 || fpga_part > ub)) return downset_action::prune;
-      const std::size_t i = index.find(a.key, I);
       const double cpu = a.cpu, acc = a.acc_load();
+      if (cpu > ub && acc > ub) return downset_action::proceed;  // no candidate within the bound
+      const std::size_t i = index.find(a.key, I);
       double* di = &r.dp[r.at(i, 0, 0)];
       for (std::size_t c = 0; c <= C; ++c)
         for (std::size_t f = 0; f <= F; ++f) {
@@ -400,7 +423,7 @@ inline tw_dp tw_solve(const tw_model& m, const downset_growth& grow, const std::
   // of one topological order's prefixes always holds, so the last round is exact.
   const double ub = detail::tw_linear_bound(m, C, F), lb = detail::tw_lower_bound(m, C, F);
   detail::tw_dp dp;
-  for (double guess = lb * 1.15;; guess *= 1.4) {
+  for (double guess = lb * 1.08;; guess *= 1.25) {
     const bool last = !(guess < ub) || !(lb > 0);
     dp = detail::tw_solve(m, grow, ideals, keys, index, C, F, last ? ub : guess);
     if (last || dp.value(ideals.size() - 1) <= guess) break;
