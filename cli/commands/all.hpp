@@ -6,6 +6,7 @@
 #include "commands/info.hpp"
 #include "commands/map.hpp"
 #include "commands/partition.hpp"
+#include "commands/peer.hpp"
 #include "commands/plan.hpp"
 #include "commands/simulate.hpp"
 #include "commands/topology.hpp"
@@ -20,6 +21,7 @@ inline void register_all(CLI::App& app) {
   register_plan(app);
   register_map(app);
   register_ilp(app);
+  register_peer(app);
 }
 
 }  // namespace devplace::cli

@@ -1,0 +1,81 @@
+// The peers' own models on every shipped input (../shared/data/peers): wall time per run and the
+// state counts. Peak memory per input is best measured one process per input:
+//   /usr/bin/time -f "%e s %M KB" build/devplace peer tarnawski --graph F
+// (docs/peers/README.md has the table). Inputs missing -> no benchmark registered.
+//   bench_peers --benchmark_filter=tarnawski/LayerGraphs/gnmt
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "devplace/io/pipedream.hpp"
+#include "devplace/io/tarnawski_instance.hpp"
+#include "devplace/peers/pipedream.hpp"
+#include "devplace/peers/tarnawski.hpp"
+
+namespace fs = std::filesystem;
+using namespace devplace;
+
+namespace {
+
+const fs::path peers_dir = fs::path(DEVPLACE_SHARED_DIR) / "data" / "peers";
+
+void register_tarnawski() {
+  const fs::path base = peers_dir / "dnn-partitioning" / "throughput-inputs";
+  if (!fs::exists(base)) return;
+  std::vector<fs::path> files;
+  for (const auto& kind : {"LayerGraphs", "OperatorGraphs"})
+    for (const auto& f : fs::directory_iterator(base / kind)) files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string name = "tarnawski/" + f.parent_path().filename().string() + "/" + f.stem().string();
+    benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& st) {
+      const auto in = io::read_tarnawski_instance(f);
+      peers::tarnawski_result r;
+      for (auto _ : st) r = peers::tarnawski_max_load(in);
+      st.counters["ideals"] = static_cast<double>(r.ideals);
+      st.counters["pairs"] = static_cast<double>(r.ideal_pairs);
+      st.counters["peak_rss_MB"] = bench::peak_rss_bytes() / 1e6;
+    })->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+}
+
+void register_pipedream() {
+  const fs::path base = peers_dir / "pipedream" / "profiler";
+  if (!fs::exists(base)) return;
+  struct run { const char* model; const char* flags; std::vector<peers::pipedream_level> levels; bool straight; };
+  const std::vector<run> runs = {
+      {"vgg16", "-n 16", {{16, 1e9}}, false},
+      {"resnet50", "-n 16", {{16, 1e9}}, false},
+      {"resnet50", "-n 8 --straight", {{8, 1e9}}, true},
+      {"resnet50", "-n 8 4", {{8, 10.1e9}, {4, 1.4e9}}, false},
+      {"gnmt", "-n 8 4", {{8, 10.1e9}, {4, 1.4e9}}, false},
+      {"alexnet", "-n 4 4", {{4, 11e9}, {4, 1.1e9}}, false},
+  };
+  for (const auto& r : runs) {
+    const std::string m = r.model;
+    const fs::path f = base / (m == "gnmt" ? "translation" : "image_classification") / "profiles" / m / "graph.txt";
+    const std::string name = "pipedream/" + m + "/" + r.flags;
+    const auto levels = r.levels;
+    const bool straight = r.straight;
+    benchmark::RegisterBenchmark(name.c_str(), [f, levels, straight](benchmark::State& st) {
+      const op_graph g = io::read_pipedream(f);
+      peers::pipedream_result res;
+      for (auto _ : st) res = peers::pipedream_optimize(g, {.levels = levels, .straight = straight});
+      st.counters["states"] = static_cast<double>(res.states);
+    })->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_tarnawski();
+  register_pipedream();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,181 @@
+#pragma once
+/// \file io/piper.hpp
+/// Reads a Piper instance (Tarnawski, Narayanan, Phanishayee, NeurIPS 2021; msr-fiddle/piper
+/// `algo.cpp`, `from_json`) keeping every field its model uses. The Piper cost model itself is
+/// not part of devplace yet (docs/peers/README.md); this reader is its input side.
+///
+/// | field | kept as |
+/// |---|---|
+/// | `maxMemoryPerDevice`, `maxDevices`, `bandwidth` | M (bytes), K, BW (bytes/s); the upstream drivers override them |
+/// | `mbsInBatch` | N, microbatches per batch (the code reads this, not the README's `maxBatchSize`) |
+/// | `nodes[].id`, `name` | renumbered 0..n−1 in file order; `name` kept |
+/// | `nodes[].TMPCs` | key = tensor-parallel degree t (a string of an integer in [1, 10000]), value = options |
+/// | option `id`, `timePerSample`, `parameterSize`, `memoryUsageA`, `memoryUsageB` | name, p, w, a, b |
+/// | option `syncTimeFw` / `syncTimeBw` | bytes per in-/out-neighbour id: exactly the node's in-/out-neighbours |
+/// | `edges[].sourceId`, `destId`, `communicationCost` | edge and its bytes |
+///
+/// Checks as upstream's `checkInputCorrectness`: 1 ≤ K ≤ 10,000; M, BW > 1e-9; N ≥ 1; at least
+/// one node and one edge; unique ids and option ids; no duplicate edge; endpoints exist; numbers
+/// ≥ 0; sync keys are exactly the neighbours; at most 2 options per (node, t) (the fast knapsack
+/// heuristic). A cycle is reported by `validate_piper`'s caller (the model).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/error.hpp"
+
+namespace devplace::io {
+
+struct piper_option {
+  std::string id;              ///< "vanilla", "activation recomp", ...
+  double time_per_sample = 0;  ///< p
+  double parameter_size = 0;   ///< w, bytes
+  double memory_a = 0, memory_b = 0;  ///< memory = a·y + b, bytes
+  std::vector<double> sync_fw;  ///< bytes per in-edge, in the order of `piper_instance::in_edges[v]`
+  std::vector<double> sync_bw;  ///< bytes per out-edge, in the order of `piper_instance::out_edges[v]`
+};
+
+struct piper_node {
+  std::int64_t id = 0;  ///< the file's id
+  std::string name;
+  std::map<int, std::vector<piper_option>> tmpcs;  ///< t -> options (ascending t)
+};
+
+struct piper_instance {
+  double max_memory_per_device = 0, bandwidth = 0;
+  std::size_t max_devices = 0, mbs_in_batch = 0;
+  std::vector<piper_node> nodes;                            ///< renumbered 0..n−1, file order
+  std::vector<std::pair<std::size_t, std::size_t>> edges;   ///< file order
+  std::vector<double> edge_bytes;                           ///< `communicationCost` per edge
+  std::vector<std::vector<std::size_t>> in_edges, out_edges;  ///< edge indices per node, file order
+};
+
+namespace detail {
+
+inline std::vector<double> piper_sync(const reader& r, const json& obj, const std::string& p,
+                                      const std::vector<std::size_t>& edge_ids, bool incoming,
+                                      const piper_instance& in) {
+  r.object(obj, p);
+  std::vector<double> out(edge_ids.size(), 0.0);
+  std::size_t seen = 0;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string kp = child(p, it.key());
+    std::int64_t nb = 0;
+    try {
+      std::size_t used = 0;
+      nb = std::stoll(it.key(), &used);
+      if (used != it.key().size()) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      r.fail(kp, "expected a node id as the key");
+    }
+    bool found = false;
+    for (std::size_t k = 0; k < edge_ids.size(); ++k) {
+      const auto [u, v] = in.edges[edge_ids[k]];
+      if (in.nodes[incoming ? u : v].id == nb) { out[k] = r.non_negative(*it, kp); found = true; }
+    }
+    if (!found) r.fail(kp, std::string("node ") + it.key() + " is not an " + (incoming ? "in" : "out") + "-neighbour");
+    ++seen;
+  }
+  if (seen != edge_ids.size())
+    r.fail(p, "expected one entry per " + std::string(incoming ? "in" : "out") + "-neighbour (" +
+                  std::to_string(edge_ids.size()) + "), got " + std::to_string(seen));
+  return out;
+}
+
+}  // namespace detail
+
+inline piper_instance piper_from_json(const nlohmann::json& doc, const std::string& file) {
+  const detail::reader r(file);
+  r.object(doc, "");
+  piper_instance in;
+  in.max_memory_per_device = r.number(r.field(doc, "maxMemoryPerDevice", ""), "/maxMemoryPerDevice");
+  if (!(in.max_memory_per_device > 1e-9)) r.fail("/maxMemoryPerDevice", "expected a number > 1e-9");
+  in.max_devices = r.count(r.field(doc, "maxDevices", ""), "/maxDevices");
+  if (in.max_devices < 1 || in.max_devices > 10000) r.fail("/maxDevices", "expected an integer in [1, 10000]");
+  in.bandwidth = r.number(r.field(doc, "bandwidth", ""), "/bandwidth");
+  if (!(in.bandwidth > 1e-9)) r.fail("/bandwidth", "expected a number > 1e-9");
+  in.mbs_in_batch = r.count(r.field(doc, "mbsInBatch", ""), "/mbsInBatch");
+  if (in.mbs_in_batch < 1) r.fail("/mbsInBatch", "expected an integer >= 1");
+  const auto& nodes = r.array(r.field(doc, "nodes", ""), "/nodes");
+  if (nodes.empty()) r.fail("/nodes", "expected at least one node");
+  std::unordered_map<std::int64_t, std::size_t> index;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const std::string p = detail::child("/nodes", k);
+    piper_node n;
+    n.id = r.integer(r.field(r.object(nodes[k], p), "id", p), p + "/id");
+    if (const auto* x = detail::reader::optional(nodes[k], "name")) n.name = r.string(*x, p + "/name");
+    if (!index.emplace(n.id, k).second) r.fail(p + "/id", "duplicate node id " + std::to_string(n.id));
+    in.nodes.push_back(std::move(n));
+  }
+  const auto& edges = r.array(r.field(doc, "edges", ""), "/edges");
+  if (edges.empty()) r.fail("/edges", "expected at least one edge");
+  in.in_edges.assign(in.nodes.size(), {});
+  in.out_edges.assign(in.nodes.size(), {});
+  std::set<std::pair<std::size_t, std::size_t>> seen;
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    const std::string p = detail::child("/edges", k);
+    const auto& e = r.object(edges[k], p);
+    const auto src = r.integer(r.field(e, "sourceId", p), p + "/sourceId");
+    const auto dst = r.integer(r.field(e, "destId", p), p + "/destId");
+    const double bytes = r.non_negative(r.field(e, "communicationCost", p), p + "/communicationCost");
+    const auto u = index.find(src), v = index.find(dst);
+    if (u == index.end()) r.fail(p + "/sourceId", "unknown node id " + std::to_string(src));
+    if (v == index.end()) r.fail(p + "/destId", "unknown node id " + std::to_string(dst));
+    if (u->second == v->second) r.fail(p, "self-loop on node " + std::to_string(src));
+    if (!seen.emplace(u->second, v->second).second) r.fail(p, "duplicate edge " + std::to_string(src) + " -> " + std::to_string(dst));
+    in.out_edges[u->second].push_back(in.edges.size());
+    in.in_edges[v->second].push_back(in.edges.size());
+    in.edges.emplace_back(u->second, v->second);
+    in.edge_bytes.push_back(bytes);
+  }
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const std::string p = detail::child("/nodes", k) + "/TMPCs";
+    const auto& t = r.object(r.field(nodes[k], "TMPCs", detail::child("/nodes", k)), p);
+    for (auto it = t.begin(); it != t.end(); ++it) {
+      const std::string tp = detail::child(p, it.key());
+      int deg = 0;
+      try {
+        std::size_t used = 0;
+        deg = std::stoi(it.key(), &used);
+        if (used != it.key().size()) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        r.fail(tp, "expected a tensor-parallel degree (an integer) as the key");
+      }
+      if (deg < 1 || deg > 10000) r.fail(tp, "tensor-parallel degree out of [1, 10000]");
+      const auto& opts = r.array(*it, tp);
+      if (opts.size() > 2) r.fail(tp, "at most 2 options per degree (upstream's fast knapsack heuristic)");
+      auto& list = in.nodes[k].tmpcs[deg];
+      for (std::size_t o = 0; o < opts.size(); ++o) {
+        const std::string op = detail::child(tp, o);
+        const auto& x = r.object(opts[o], op);
+        piper_option po;
+        po.id = r.string(r.field(x, "id", op), op + "/id");
+        for (const auto& q : list)
+          if (q.id == po.id) r.fail(op + "/id", "duplicate option id '" + po.id + "'");
+        po.time_per_sample = r.non_negative(r.field(x, "timePerSample", op), op + "/timePerSample");
+        po.parameter_size = r.non_negative(r.field(x, "parameterSize", op), op + "/parameterSize");
+        po.memory_a = r.non_negative(r.field(x, "memoryUsageA", op), op + "/memoryUsageA");
+        po.memory_b = r.non_negative(r.field(x, "memoryUsageB", op), op + "/memoryUsageB");
+        po.sync_fw = detail::piper_sync(r, r.field(x, "syncTimeFw", op), op + "/syncTimeFw", in.in_edges[k], true, in);
+        po.sync_bw = detail::piper_sync(r, r.field(x, "syncTimeBw", op), op + "/syncTimeBw", in.out_edges[k], false, in);
+        list.push_back(std::move(po));
+      }
+    }
+  }
+  return in;
+}
+
+inline piper_instance read_piper(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  return piper_from_json(detail::parse_json(detail::read_text(path), file), file);
+}
+
+}  // namespace devplace::io
