@@ -20,6 +20,7 @@
 /// `set_domain(u, mask)` pushes a decision, propagates, and on failure pops decisions (refuting
 /// each popped one) until propagation succeeds; it returns the new decision depth.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -68,7 +69,13 @@ class constraint_engine {
   [[nodiscard]] chip_mask get_domain(std::size_t u) const noexcept { return dom_[u]; }
   /// Number of decisions on the stack.
   [[nodiscard]] std::size_t depth() const noexcept { return stack_.size(); }
+  /// Decisions undone below the one that failed (the restart policy counts these).
   [[nodiscard]] std::size_t backtracks() const noexcept { return backtracks_; }
+  /// Failed decisions refuted at once (the value is removed and the depth stays the same).
+  [[nodiscard]] std::size_t refutations() const noexcept { return refutations_; }
+  /// Failed propagations by the propagator that failed: eq. 2 bounds, a fixed operator's chip
+  /// edges and between lemma, the eq. 4 check, the eq. 4 forward checks, eq. 3.
+  [[nodiscard]] const std::array<std::size_t, 5>& failure_counts() const noexcept { return failures_; }
   /// True when propagation failed with no decision left to refute (cannot happen without
   /// outside restrictions: f = 0 is always valid).
   [[nodiscard]] bool root_failed() const noexcept { return root_failed_; }
@@ -89,7 +96,7 @@ class constraint_engine {
     if (u >= n_) throw std::invalid_argument("mcm::constraint_engine::set_domain: no operator " + std::to_string(u));
     stack_.push_back({u, mask, trail_.size()});
     if (restrict(u, dom_[u] & mask) && propagate()) return stack_.size();
-    for (;;) {
+    for (bool first = true;; first = false) {
       if (stack_.empty()) {
         root_failed_ = true;
         return 0;
@@ -97,7 +104,7 @@ class constraint_engine {
       const decision d = stack_.back();
       stack_.pop_back();
       undo_to(d.mark);
-      ++backtracks_;
+      ++(first ? refutations_ : backtracks_);
       if (restrict(d.u, dom_[d.u] & ~d.mask) && propagate()) return stack_.size();
     }
   }
@@ -136,6 +143,16 @@ class constraint_engine {
     cnt_fixed_.assign(C_, 0);
     if (C_ == 1) cnt_fixed_[0] = static_cast<std::uint32_t>(n_);
     inq_.assign(n_, 0);
+    span_u_.clear(), span_v_.clear();
+    incident_.assign(n_, {});
+    for (std::size_t u = 0; u < n_; ++u)
+      for (auto v : g_.out_edges(u))
+        if (reach_.descendants(u).intersects(reach_.ancestors(v))) {
+          incident_[u].push_back(span_u_.size());
+          incident_[v].push_back(span_u_.size());
+          span_u_.push_back(u), span_v_.push_back(v);
+        }
+    span_chips_.assign(span_u_.size(), 0);
   }
 
   void save(chip_mask& w, std::uint32_t node = npos) { trail_.push_back({&w, w, node}); }
@@ -152,7 +169,7 @@ class constraint_engine {
       if (e.node != npos) count_change(*e.where, e.old);
       *e.where = e.old;
     }
-    queue_.clear(), fixq_.clear();
+    queue_.clear(), fixq_.clear(), spanq_.clear();
     std::fill(inq_.begin(), inq_.end(), 0);
     chips_dirty_ = true, sweep_ = false;
   }
@@ -177,6 +194,7 @@ class constraint_engine {
     return true;
   }
 
+  bool fail(int k) { ++failures_[k]; return false; }
   bool propagate() {
     for (;;) {
       if (!queue_.empty()) {
@@ -184,29 +202,35 @@ class constraint_engine {
         queue_.pop_back();
         inq_[u] = 0;
         const chip_mask ge = chips_from(low(dom_[u])), le = chips_upto(high(dom_[u]));
-        for (auto v : g_.out_edges(u)) if (!restrict(v, dom_[v] & ge)) return false;
-        for (auto w : g_.in_edges(u)) if (!restrict(w, dom_[w] & le)) return false;
+        for (auto v : g_.out_edges(u)) if (!restrict(v, dom_[v] & ge)) return fail(0);
+        for (auto w : g_.in_edges(u)) if (!restrict(w, dom_[w] & le)) return fail(0);
         continue;
       }
       if (!fixq_.empty()) {
         const std::size_t u = fixq_.back();
         fixq_.pop_back();
-        if (!single(dom_[u])) return false;
-        if (!on_fixed(u)) return false;
+        if (!single(dom_[u])) return fail(1);
+        if (!on_fixed(u)) return fail(1);
+        continue;
+      }
+      if (!spanq_.empty()) {
+        const std::size_t k = spanq_.back();
+        spanq_.pop_back();
+        if (!span_rule(k)) return fail(1);
         continue;
       }
       if (chips_dirty_) {
         chips_dirty_ = false;
-        if (!triangle_free()) return false;
+        if (!triangle_free()) return fail(2);
         forbidden_edges();
         sweep_ = true;
       }
       if (sweep_) {
         sweep_ = false;
-        if (!forward_check()) return false;
+        if (!forward_check()) return fail(3);
         if (!queue_.empty() || !fixq_.empty()) continue;
       }
-      if (!no_skip()) return false;
+      if (!no_skip()) return fail(4);
       if (queue_.empty() && fixq_.empty() && !chips_dirty_) return true;
     }
   }
@@ -246,6 +270,14 @@ class constraint_engine {
       if (single(dom_[w]) && dom_[w] != bit && !add_chip_edge(low(dom_[w]), a, w, u)) return false;
     for (chip_mask x = anc_chips_[u] & ~bit; x; x &= x - 1) add_reach(low(x), a);
     for (chip_mask x = desc_chips_[u] & ~bit; x; x &= x - 1) add_reach(a, low(x));
+    const auto& an = reach_.ancestors(u);
+    const auto& de = reach_.descendants(u);
+    for (std::size_t k = 0; k < span_u_.size(); ++k)
+      if (!(span_chips_[k] & bit) && an.test(span_u_[k]) && de.test(span_v_[k])) {
+        set_word(span_chips_[k], span_chips_[k] | bit);
+        spanq_.push_back(k);
+      }
+    for (auto k : incident_[u]) spanq_.push_back(k);
     reach_.descendants(u).for_each([&](std::size_t x) {
       if (!(anc_chips_[x] & bit)) set_word(anc_chips_[x], anc_chips_[x] | bit);
     });
@@ -253,6 +285,24 @@ class constraint_engine {
       if (!(desc_chips_[x] & bit)) set_word(desc_chips_[x], desc_chips_[x] | bit);
     });
     sweep_ = true;
+    return true;
+  }
+
+  /// Edge u -> v with operators between them (another path u ~> w ~> v): u, v and everything
+  /// between use at most two chips, u the lower and v the higher (the between lemma).
+  bool span_rule(std::size_t k) {
+    const std::size_t u = span_u_[k], v = span_v_[k];
+    chip_mask S = span_chips_[k];
+    if (single(dom_[u])) S |= dom_[u];
+    if (single(dom_[v])) S |= dom_[v];
+    const int used = std::popcount(S);
+    if (used >= 3) return false;
+    if (used == 2) return restrict(u, dom_[u] & chip_bit(low(S))) && restrict(v, dom_[v] & chip_bit(high(S)));
+    const chip_mask inner = span_chips_[k];
+    if (std::popcount(inner) == 1) {  // u or v sits on the inner chip
+      if (!(dom_[u] & inner)) return restrict(v, dom_[v] & inner);
+      if (!(dom_[v] & inner)) return restrict(u, dom_[u] & inner);
+    }
     return true;
   }
 
@@ -349,12 +399,16 @@ class constraint_engine {
   std::vector<chip_mask> ed_, R_, RC_, F_, FC_;
   std::vector<std::uint32_t> cnt_, cnt_fixed_;
   std::vector<std::size_t> avail_;
+  std::vector<std::size_t> span_u_, span_v_, spanq_;       // edges with operators between
+  std::vector<chip_mask> span_chips_;                     // chips of fixed operators between
+  std::vector<std::vector<std::size_t>> incident_;        // span edges by endpoint
   std::vector<trail_entry> trail_;
   std::vector<decision> stack_;
   std::vector<std::size_t> queue_, fixq_;
   std::vector<char> inq_;
   bool chips_dirty_ = false, sweep_ = false, root_failed_ = false;
-  std::size_t backtracks_ = 0;
+  std::size_t backtracks_ = 0, refutations_ = 0;
+  std::array<std::size_t, 5> failures_{};
 };
 
 }  // namespace devplace::mcm
