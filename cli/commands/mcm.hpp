@@ -3,7 +3,7 @@
 // devplace mcm count    --graph G --chips C
 // devplace mcm search   --graph G --chips C --policy random|sa|rl|ce --samples N [--seed S]
 //                       [--evaluator compute|ring] [--memory none|static|liveness] [--sram BYTES]
-//                       [--link-gbps X] [--seconds T] [--out plan.json]
+//                       [--link-gbps X] [--seconds T] [--replicate-cones FANOUT] [--out plan.json]
 // Multi-chip-module partitioning (Xie et al., MLSys 2022): check a plan's stage_of against the
 // rules eq. 2-4 of a one-way ring of C chiplets, count the valid partitions of a small graph by
 // enumeration, or search with a policy and the constraint engine for the best valid partition.
@@ -19,6 +19,7 @@
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
+#include "devplace/mcm/broadcast.hpp"
 #include "devplace/mcm/search.hpp"
 #include "devplace/mcm/validate.hpp"
 
@@ -26,7 +27,7 @@ namespace devplace::cli {
 
 struct mcm_args {
   std::string graph, format = "auto", plan_file, policy = "random", evaluator = "compute", memory = "none", out;
-  std::size_t chips = 0, samples = 100;
+  std::size_t chips = 0, samples = 100, replicate = 0;
   std::uint64_t seed = 0;
   double sram = 32.0 * 1024 * 1024, link_gbps = 20, seconds = std::numeric_limits<double>::infinity();
 };
@@ -76,7 +77,14 @@ mcm::search_result mcm_search_with(const op_graph& g, const mcm::chip_topology& 
 }
 
 inline void run_mcm_search(const mcm_args& a, std::ostream& os) {
-  const op_graph g = io::read_graph(a.graph, a.format);
+  op_graph g = io::read_graph(a.graph, a.format);
+  if (a.replicate > 0) {
+    auto rc = mcm::replicate_cones(g, {.min_fanout = a.replicate});
+    os << "replicated " << rc.roots << " broadcast cones: " << g.num_vertices() << " -> " << rc.graph.num_vertices()
+       << " operators (the plan refers to the transformed graph)\n";
+    g = std::move(rc.graph);
+    g.set_name(g.name() + "+replicated");
+  }
   if (g.num_vertices() == 0) throw failure(a.graph + ": the graph has no operators");
   const auto ring = mcm::one_way_ring(a.chips, a.sram, a.link_gbps);
   const mcm::evaluator_options eo{.memory = a.memory == "static"     ? mcm::memory_check::static_sum
@@ -146,6 +154,9 @@ inline void register_mcm(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--sram", a->sram, "SRAM bytes per chip (H)")->check(CLI::PositiveNumber)->capture_default_str();
   s->add_option("--link-gbps", a->link_gbps, "Ring link bandwidth, GB/s")->check(CLI::PositiveNumber)->capture_default_str();
+  s->add_option("--replicate-cones", a->replicate,
+                "Replicate parameter-free broadcast cones of fan-out >= this first (0: off)")
+      ->capture_default_str();
   s->add_option("--out", a->out, "Write the best partition as a plan (devplace.plan/1) here");
   s->callback([a] { run_mcm_search(*a, std::cout); });
 }
