@@ -5,6 +5,7 @@
 #include "commands/ilp.hpp"
 #include "commands/info.hpp"
 #include "commands/map.hpp"
+#include "commands/mcm.hpp"
 #include "commands/partition.hpp"
 #include "commands/peer.hpp"
 #include "commands/plan.hpp"
@@ -22,6 +23,7 @@ inline void register_all(CLI::App& app) {
   register_map(app);
   register_ilp(app);
   register_peer(app);
+  register_mcm(app);
 }
 
 }  // namespace devplace::cli

@@ -32,6 +32,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "devplace/algorithm/reachability.hpp"
@@ -47,6 +48,14 @@ namespace devplace::ilp {
 
 struct partition_ilp_options {
   bool tighten = true;  ///< fix x_{v,s} = 0 outside the stages v can take; bounds on t
+  /// MCM eq. 4 (seed-mcm §2.7 D-F): chip edges e_{a,b} >= x_{u,a} + x_{v,b} - 1, chip reachability
+  /// r_{a,b} >= e_{a,b}, r_{a,b} >= r_{a,c} + e_{c,b} - 1, and e_{a,b} + r_{a,c} + e_{c,b} <= 2 for
+  /// a < c < b: every stage-graph edge is the only path between its stages. Off by default.
+  bool chip_triangle = false;
+  /// MCM eq. 3 with a free K (seed-mcm §2.7 C): stages may stay empty as long as the used ones
+  /// are a prefix (z_s >= x_{v,s}, z_s <= sum_v x_{v,s}, z_{s+1} <= z_s), instead of exactly S
+  /// non-empty stages. Off by default.
+  bool free_stage_count = false;
 };
 
 struct partition_repair_options {
@@ -110,7 +119,7 @@ class partition_ilp {
 
  private:
   friend partition_ilp build_partition_model(const op_graph&, const partition_options&, bool, bool,
-                                             const std::vector<std::size_t>*, double);
+                                             const std::vector<std::size_t>*, double, bool, bool);
   partition_ilp(const op_graph& g, const partition_options& o) : m_("devplace_partition"), g_(g), o_(o) {}
 
   ilp::model m_;
@@ -121,10 +130,58 @@ class partition_ilp {
   std::vector<std::size_t> candidate_;
 };
 
+/// MCM eq. 3 with a free number of used stages: z_s marks stage s used; used stages form a prefix.
+inline void add_free_stage_rows(model& m, const std::vector<var>& x, std::size_t n, std::size_t S) {
+  std::vector<var> z(S);
+  for (std::size_t s = 0; s < S; ++s) z[s] = m.add_binary("z_s" + std::to_string(s));
+  m.fix(z[0], 1);
+  for (std::size_t s = 0; s < S; ++s) {
+    linear_expr sum;
+    for (std::size_t v = 0; v < n; ++v) {
+      sum.add(x[v * S + s], 1.0);
+      m.add(linear_expr(x[v * S + s]) <= linear_expr(z[s]), "used_v" + std::to_string(v) + "_s" + std::to_string(s));
+    }
+    m.add(linear_expr(z[s]) <= sum, "nonempty_s" + std::to_string(s));
+    if (s + 1 < S) m.add(linear_expr(z[s + 1]) <= linear_expr(z[s]), "prefix_s" + std::to_string(s));
+  }
+}
+
+/// MCM eq. 4 rows (seed-mcm §2.7 D, E, F) over the stage assignment x (n x S, row-major).
+inline void add_chip_triangle_rows(model& m, const std::vector<var>& x,
+                                   const std::vector<std::pair<std::size_t, std::size_t>>& edges, std::size_t S) {
+  std::vector<var> e(S * S), r(S * S);
+  const auto id = [&](std::size_t a, std::size_t b) { return std::to_string(a) + "_" + std::to_string(b); };
+  for (std::size_t a = 0; a < S; ++a)
+    for (std::size_t b = a + 1; b < S; ++b) {
+      e[a * S + b] = m.add_continuous(0, 1, "ce_" + id(a, b));
+      r[a * S + b] = m.add_continuous(0, 1, "cr_" + id(a, b));
+      m.add(linear_expr(r[a * S + b]) >= linear_expr(e[a * S + b]), "reach_" + id(a, b));
+    }
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const auto [u, v] = edges[i];
+    for (std::size_t a = 0; a < S; ++a)
+      for (std::size_t b = a + 1; b < S; ++b) {
+        linear_expr rhs = linear_expr(x[u * S + a]) + linear_expr(x[v * S + b]);
+        rhs.add_constant(-1.0);
+        m.add(linear_expr(e[a * S + b]) >= rhs, "chipedge_e" + std::to_string(i) + "_" + id(a, b));
+      }
+  }
+  for (std::size_t a = 0; a < S; ++a)
+    for (std::size_t c = a + 1; c < S; ++c)
+      for (std::size_t b = c + 1; b < S; ++b) {
+        linear_expr path = linear_expr(r[a * S + c]) + linear_expr(e[c * S + b]);
+        path.add_constant(-1.0);
+        m.add(linear_expr(r[a * S + b]) >= path, "closure_" + id(a, b) + "_" + std::to_string(c));
+        m.add(linear_expr(e[a * S + b]) + linear_expr(r[a * S + c]) + linear_expr(e[c * S + b]) <= 2.0,
+              "triangle_" + id(a, b) + "_" + std::to_string(c));
+      }
+}
+
 /// The shared builder: partitioning (candidate == nullptr) or repair.
 inline partition_ilp build_partition_model(const op_graph& g, const partition_options& o, bool tighten,
                                            bool with_time, const std::vector<std::size_t>* candidate,
-                                           double time_weight) {
+                                           double time_weight, bool chip_triangle = false,
+                                           bool free_stage_count = false) {
   const std::size_t n = g.num_vertices(), S = o.stages;
   if (S == 0) throw std::invalid_argument("partition_ilp: at least one stage is needed");
   check_cost_options(o.cost, "partition_ilp");
@@ -145,7 +202,7 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
     const reachability_index reach(st);
     for (std::size_t v = 0; v < n; ++v) {
       const std::size_t anc = reach.ancestors(v).count(), desc = reach.descendants(v).count();
-      lo[v] = S + anc > n ? S + anc - n : 0;
+      lo[v] = S + anc > n && !free_stage_count ? S + anc - n : 0;
       hi[v] = std::min(S - 1, n - 1 - desc);
     }
   }
@@ -175,10 +232,14 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
     for (std::size_t s = 0; s < S; ++s) e.add(X(v, s), 1.0);
     m.add(e == 1.0, "assign_v" + std::to_string(v));
   }
-  for (std::size_t s = 0; s < S; ++s) {
-    linear_expr e;
-    for (std::size_t v = 0; v < n; ++v) e.add(X(v, s), 1.0);
-    m.add(e >= 1.0, "nonempty_s" + std::to_string(s));
+  if (!free_stage_count) {
+    for (std::size_t s = 0; s < S; ++s) {
+      linear_expr e;
+      for (std::size_t v = 0; v < n; ++v) e.add(X(v, s), 1.0);
+      m.add(e >= 1.0, "nonempty_s" + std::to_string(s));
+    }
+  } else {
+    add_free_stage_rows(m, p.x_, n, S);
   }
   for (std::size_t i = 0; i < edges.size(); ++i) {
     linear_expr cum_u, cum_v;
@@ -187,6 +248,12 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
       cum_v.add(X(edges[i].v, k), 1.0);
       m.add(cum_v <= cum_u, "order_e" + std::to_string(i) + "_k" + std::to_string(k));
     }
+  }
+
+  if (chip_triangle) {
+    std::vector<std::pair<std::size_t, std::size_t>> uv;
+    for (const auto& e : edges) uv.emplace_back(e.u, e.v);
+    add_chip_triangle_rows(m, p.x_, uv, S);
   }
 
   // Cut indicators, only for edges whose bytes enter a row.
@@ -255,7 +322,7 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
 /// bandwidth; `max_downsets` and `upper_bound_ms` are ignored).
 [[nodiscard]] inline partition_ilp build_partition_ilp(const op_graph& g, const partition_options& o,
                                                        const partition_ilp_options& io = {}) {
-  return build_partition_model(g, o, io.tighten, true, nullptr, 0.0);
+  return build_partition_model(g, o, io.tighten, true, nullptr, 0.0, io.chip_triangle, io.free_stage_count);
 }
 
 /// Builds the repair MILP: the valid partition of `g` (same validity as build_partition_ilp)

@@ -1,0 +1,63 @@
+// The broadcast-mask transform (seed-mcm §1.3.3): replicate broadcast cones so that transformer
+// graphs become partitionable across many chips.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "devplace/io/read_graph.hpp"
+#include "devplace/mcm/broadcast.hpp"
+#include "devplace/mcm/chain_dp.hpp"
+#include "devplace/mcm/validate.hpp"
+#include "support/skip.hpp"
+
+namespace mcm = devplace::mcm;
+
+TEST_CASE("mcm: replicate_cones clones a parameter-free broadcast cone once per consumer") {
+  // mask source 0 -> mask 1 -> {3, 5, 7}; chain 2 -> 3 -> 4 -> 5 -> 6 -> 7; weight 8 -> {3, 7}
+  devplace::op_graph_builder b;
+  for (int i = 0; i < 9; ++i) b.add_op({.id = i, .fwd_ms = i < 2 ? 0.01 : 10.0, .param_bytes = i == 8 ? 100.0 : 0.0});
+  b.add_edge(0, 1, 8);
+  for (int c : {3, 5, 7}) b.add_edge(1, c, 8);
+  for (int i = 2; i < 7; ++i) b.add_edge(i, i + 1, 8);
+  b.add_edge(8, 3, 8);
+  b.add_edge(8, 7, 8);
+  const auto g = std::move(b).build();
+  const auto r = mcm::replicate_cones(g, {.min_fanout = 2, .max_compute_share = 0.01});
+  CHECK(r.roots == 1);          // the weight 8 carries parameters: never cloned
+  CHECK(r.added == 4);          // cone {1, 0} twice more
+  CHECK(r.graph.num_vertices() == 13);
+  CHECK(r.origin.size() == 13);
+  for (std::size_t v = 0; v < r.graph.num_vertices(); ++v) {
+    if (r.origin[v] == 1) CHECK(r.graph.out_edges(v).size() == 1);  // every mask copy feeds one consumer
+  }
+  // the chain can now spread over more chips
+  std::vector<double> w0, w1;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) w0.push_back(g.forward_ms(v));
+  for (std::size_t v = 0; v < r.graph.num_vertices(); ++v) w1.push_back(r.graph.forward_ms(v));
+  const auto before = mcm::chain_dp(g, w0, {.chips = 8});
+  const auto after = mcm::chain_dp(r.graph, w1, {.chips = 8});
+  CHECK(after.bottleneck < before.bottleneck);
+  CHECK(mcm::validate(r.graph, std::span<const int>(after.chip_of), 8).valid());
+}
+
+TEST_CASE("mcm: BERT-Large goes from 4 to about 27 usable chips with the mask cone replicated (C = 36)") {
+  const auto p = std::filesystem::path(DEVPLACE_SOURCE_DIR) / "examples" / "data" / "bert_large_mbs4.json";
+  if (!devplace::test::require_path(p)) return;
+  const auto g = devplace::io::read_graph(p);
+  std::vector<double> w;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) w.push_back(g.forward_ms(v));
+  const auto before = mcm::chain_dp(g, w, {.chips = 36});
+  const auto r = mcm::replicate_cones(g, {.min_fanout = 8});
+  std::vector<double> w2;
+  for (std::size_t v = 0; v < r.graph.num_vertices(); ++v) w2.push_back(r.graph.forward_ms(v));
+  const auto after = mcm::chain_dp(r.graph, w2, {.chips = 36});
+  MESSAGE("BERT-Large: N " << g.num_vertices() << " -> " << r.graph.num_vertices() << ", chips " << before.chips_used
+                           << " -> " << after.chips_used << ", bottleneck " << before.bottleneck << " -> " << after.bottleneck << " ms");
+  CHECK(g.num_vertices() == 591);
+  CHECK(r.graph.num_vertices() == 752);
+  CHECK(before.chips_used == 4);
+  CHECK(after.chips_used == 27);  // seed-mcm §1.3.3: 4 -> 27 chips, 28.86 -> 2.72 ms
+  CHECK(after.bottleneck == doctest::Approx(2.716).epsilon(0.001));
+  CHECK(after.bottleneck * 5 < before.bottleneck);
+  CHECK(mcm::validate(r.graph, std::span<const int>(after.chip_of), 36).valid());
+}
