@@ -104,7 +104,7 @@ inline void register_peer_tarnawski(CLI::App* peer) {
   cmd->callback([a] {
     const auto in = io::read_tarnawski_instance(a->graph);
     const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals});
-    if (r.status == status::limit_reached)
+    if (r.status == status::work_limit)
       throw failure("tarnawski: more than " + std::to_string(a->max_ideals) + " ideals after preprocessing; raise --max-ideals");
     if (r.status != status::optimal) throw failure("tarnawski: no split has a finite load");
     std::cout << "tarnawski max-load " << digits17(r.max_load) << ", supernodes " << r.supernodes << ", ideals " << r.ideals

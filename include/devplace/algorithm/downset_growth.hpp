@@ -39,7 +39,7 @@ class downset_growth {
   /// Visits every down-set F ⊋ `base`: `visit(const bitset& F, const Acc& acc)` returns a
   /// `downset_action` (prune: skip every down-set grown from F, all supersets of F). `acc` is
   /// `acc0` after `add(position, F_before)` for every position of F ∖ base, in the order added.
-  /// Returns `status::limit_reached` when stopped, else `status::optimal`.
+  /// Returns `status::work_limit` when stopped, else `status::optimal`.
   template <class Acc, class Visit>
   status for_each_superset(const bitset& base, const Acc& acc0, Visit&& visit) const {
     const downset_enumerator& e = *e_;
@@ -86,7 +86,7 @@ class downset_growth {
         if (preds_[w].is_subset_of(child.f)) child.addable.set(w);
       child.cursor = 0;
       const auto a = visit(static_cast<const bitset&>(child.f), static_cast<const Acc&>(child.acc));
-      if (a == downset_action::stop) return status::limit_reached;
+      if (a == downset_action::stop) return status::work_limit;
       if (a == downset_action::proceed) ++depth;
     }
   }

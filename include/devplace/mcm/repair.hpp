@@ -32,11 +32,11 @@ struct repair_options {
   std::size_t backtrack_limit = 32;    ///< L: backtracks before a restart
   std::size_t max_restarts = 64;       ///< restarts before the fallback
   node_order order = node_order::random;
-  bool use_fallback = true;            ///< false: give up with status `limit_reached` instead
+  bool use_fallback = true;            ///< false: give up with status `work_limit` instead
 };
 
 struct repair_result {
-  devplace::status status = status::feasible;  ///< feasible (chip_of valid) or limit_reached
+  devplace::status status = status::feasible;  ///< feasible (chip_of valid) or work_limit
   std::vector<int> chip_of;                    ///< f'(u)
   bool fallback = false;                       ///< chip_of is the fallback partition
   std::size_t decisions = 0, backtracks = 0, restarts = 0;
@@ -97,7 +97,7 @@ repair_result drive(constraint_engine& e, random_engine& rng, const repair_optio
   r.restarts = o.max_restarts;
   r.chip_of.clear();
   if (!o.use_fallback) {
-    r.status = status::limit_reached;
+    r.status = status::work_limit;
     return r;
   }
   r.fallback = true;

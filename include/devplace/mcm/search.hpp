@@ -50,7 +50,7 @@ struct curve_point {
 };
 
 struct search_result {
-  devplace::status status = status::feasible;  ///< feasible, or timed_out when the wall budget stopped it
+  devplace::status status = status::feasible;  ///< feasible, or time_limit when the wall budget stopped it
   std::vector<int> chip_of;                    ///< the best partition (valid under eq. 2-4)
   evaluation best{};
   double baseline_throughput = 0;
@@ -99,7 +99,7 @@ template <dag G, policy Policy, evaluator Eval>
   std::vector<rollout> batch;
   while (r.samples < o.samples) {
     if (elapsed() > o.seconds) {
-      r.status = status::timed_out;
+      r.status = status::time_limit;
       break;
     }
     batch.clear();

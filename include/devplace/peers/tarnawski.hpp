@@ -47,7 +47,7 @@ namespace devplace::peers {
 struct tarnawski_options {
   std::optional<std::size_t> cpus;   ///< override the instance's maxCPUs
   std::optional<std::size_t> fpgas;  ///< override the instance's maxFPGAs
-  std::uint64_t max_ideals = 5'000'000;  ///< stop (status limit_reached) beyond this many ideals
+  std::uint64_t max_ideals = 5'000'000;  ///< stop (status work_limit) beyond this many ideals
   bool count_pairs = true;  ///< count the ideal pairs (one extra enumeration of all of them, no costs)
   transform::class_contraction_options contraction{};
 };
@@ -60,7 +60,7 @@ struct tarnawski_device {
 };
 
 struct tarnawski_result {
-  devplace::status status = status::infeasible;  ///< optimal, limit_reached (ideal cap)
+  devplace::status status = status::infeasible;  ///< optimal, work_limit (ideal cap)
   double max_load = std::numeric_limits<double>::infinity();  ///< upstream `maxLoad`
   std::size_t supernodes = 0;      ///< forward supernodes after preprocessing
   std::uint64_t ideals = 0;        ///< ideals, ∅ included (upstream "N ideals")
@@ -396,7 +396,7 @@ inline tw_dp tw_solve(const tw_model& m, const downset_growth& grow, const std::
   });
   res.ideals = ideals.size();
   if (st != status::optimal) {
-    res.status = status::limit_reached;
+    res.status = status::work_limit;
     res.time_s = elapsed();
     return res;
   }
