@@ -2,6 +2,7 @@
 // The list of commands. Add a command: write commands/<name>.hpp with
 // `inline void register_<name>(CLI::App&)`, include it here and call it below.
 #include "commands/common.hpp"
+#include "commands/dfmodel.hpp"
 #include "commands/ilp.hpp"
 #include "commands/info.hpp"
 #include "commands/map.hpp"
@@ -20,6 +21,7 @@ inline void register_all(CLI::App& app) {
   register_plan(app);
   register_map(app);
   register_ilp(app);
+  register_dfmodel(app);
 }
 
 }  // namespace devplace::cli
