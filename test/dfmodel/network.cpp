@@ -58,3 +58,20 @@ TEST_CASE("to_matrix_topology: the library's bandwidth matrix of a composed netw
   CHECK(r.bandwidth_gbps(0, 4) == doctest::Approx(2.5));
   CHECK_THROWS_AS((void)df::to_matrix_topology(df::ring(1, 10)), std::invalid_argument);
 }
+
+TEST_CASE("size_assignments: TP / PP / DP degrees whose product is the chip count") {
+  auto t = df::torus3d(1, 1, 1, 50, 50, 50);
+  t.dims[0].size = 0;
+  t.dims[2].size = 0;
+  t.dims[1].size = 2;
+  const auto all = df::size_assignments(t, 16);
+  REQUIRE(all.size() == 4);  // x·z = 8: (1,8) (2,4) (4,2) (8,1)
+  CHECK(all[0].dims[0].size == 1);
+  CHECK(all[0].dims[2].size == 8);
+  CHECK(all[3].dims[0].size == 8);
+  for (const auto& n : all) CHECK(df::num_chips(n) == 16);
+  CHECK(df::size_assignments(t, 7).empty());  // 7 is not a multiple of the fixed 2
+  auto u = df::ring(0, 10);
+  CHECK(df::size_assignments(u, 12).size() == 1);
+  CHECK(df::size_assignments(u, 12)[0].dims[0].size == 12);
+}

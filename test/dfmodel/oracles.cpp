@@ -146,3 +146,25 @@ TEST_CASE("Table VI 4x2 without pins: the exact search finds a faster fusion tha
   const auto again = df::evaluate_mapping(s.work, r.shard, s.sys, s.mode, r.mapping.config_of, r.mapping.num_tile);
   CHECK(again.final_s == doctest::Approx(r.mapping.final_s).epsilon(1e-12));
 }
+
+TEST_CASE("TP / DP enumeration: free dimension sizes pick the best of every explicit network") {
+  const auto file = std::filesystem::path(DEVPLACE_SOURCE_DIR) / "examples/dfmodel/table6/dfmodel_4x2.json";
+  auto s = df::read_setup_json(file);
+  for (auto& k : s.work.kernels) k.config = -1;
+  s.sys.net.dims[0].size = 0;
+  s.sys.net.dims[1].size = 0;
+  s.chips = 8;
+  const auto best = df::run_setup(s);
+  REQUIRE(best.mapping.status == devplace::status::optimal);
+  double oracle = 1e300;
+  std::size_t oracle_tp = 0;
+  for (std::size_t tp : {1, 2, 4, 8}) {
+    auto e = s;
+    e.sys.net = df::torus2d(tp, 8 / tp, 50, 50, df::parallelism::tp, df::parallelism::dp);
+    const auto r = df::run_setup(e);
+    if (r.mapping.status == devplace::status::optimal && r.mapping.final_s < oracle) oracle = r.mapping.final_s, oracle_tp = r.mapping.tp;
+  }
+  CHECK(best.mapping.final_s == doctest::Approx(oracle).epsilon(1e-12));
+  CHECK(best.mapping.tp == oracle_tp);
+  CHECK(df::num_chips(best.net) == 8);
+}

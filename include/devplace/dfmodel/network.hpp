@@ -190,6 +190,50 @@ struct unit_counts {
   return n;
 }
 
+/// Every way to give the dimensions of `templ` whose size is 0 ("free") sizes so that the chips
+/// multiply to `chips` (fixed sizes are kept), in lexicographic order of the free sizes: the
+/// TP / PP / DP degrees to try. Empty when no assignment exists. Throws std::invalid_argument
+/// when `chips` is 0 or a fixed dimension is otherwise invalid.
+[[nodiscard]] inline std::vector<network> size_assignments(const network& templ, std::size_t chips) {
+  if (chips == 0) throw std::invalid_argument("dfmodel size_assignments: chips >= 1");
+  std::size_t fixed = 1;
+  std::vector<std::size_t> free;
+  for (std::size_t d = 0; d < templ.dims.size(); ++d) {
+    if (templ.dims[d].size == 0) free.push_back(d);
+    else fixed *= templ.dims[d].size;
+  }
+  std::vector<network> out;
+  if (chips % fixed != 0) return out;
+  network cur = templ;
+  // depth-first over the free dimensions: each takes a divisor of what is left
+  std::vector<std::size_t> left(free.size() + 1, chips / fixed), pick(free.size(), 0);
+  std::size_t i = 0;
+  while (true) {
+    if (i == free.size()) {
+      if (left[i] == 1) {
+        check_network(cur);
+        out.push_back(cur);
+      }
+      if (i == 0) break;
+      --i;
+      continue;
+    }
+    std::size_t next = pick[i] + 1;
+    while (next <= left[i] && left[i] % next != 0) ++next;
+    if (next > left[i]) {
+      pick[i] = 0;
+      if (i == 0) break;
+      --i;
+      continue;
+    }
+    pick[i] = next;
+    cur.dims[free[i]].size = next;
+    left[i + 1] = left[i] / next;
+    ++i;
+  }
+  return out;
+}
+
 /// The bandwidth matrix of `net` for the mapper and simulator. Chip ids are row-major over the
 /// dimensions with x fastest (chip = x + X·(y + Y·z)). Two chips that differ in one dimension
 /// talk over that dimension: a switch or a fully connected dimension gives one link's bandwidth,

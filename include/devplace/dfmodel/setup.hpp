@@ -27,7 +27,8 @@ namespace devplace::dfmodel {
 
 struct setup {
   std::string name;
-  system sys;
+  system sys;                ///< a dimension of size 0 is free: `run_setup` tries every size
+  std::size_t chips = 0;     ///< chips of the system (needed with free dimension sizes)
   workload work;
   mapping_options mode;
 };
@@ -35,9 +36,12 @@ struct setup {
 struct run_result {
   sharding shard;
   mapping_result mapping;
+  network net;               ///< the network evaluated (its sizes chosen when some were free)
 };
 
-/// Stage 1a (exhaustive, exact) then the intra-chip pass.
+/// Stage 1a (exhaustive, exact) then the intra-chip pass. With free dimension sizes (size 0),
+/// every assignment of sizes multiplying to `chips` is evaluated (TP / PP / DP enumeration) and
+/// the fastest step kept (ties: the first in `size_assignments` order).
 [[nodiscard]] inline run_result run_setup(const setup& s) {
   run_result r;
   r.shard = shard_exhaustive(s.work);
@@ -45,7 +49,21 @@ struct run_result {
     r.mapping.status = r.shard.status;
     return r;
   }
-  r.mapping = optimise_mapping(s.work, r.shard, s.sys, s.mode);
+  const bool any_free = std::any_of(s.sys.net.dims.begin(), s.sys.net.dims.end(), [](const dimension& d) { return d.size == 0; });
+  if (!any_free) {
+    r.net = s.sys.net;
+    r.mapping = optimise_mapping(s.work, r.shard, s.sys, s.mode);
+    return r;
+  }
+  system sys = s.sys;
+  for (const auto& net : size_assignments(s.sys.net, s.chips)) {
+    sys.net = net;
+    const auto dp = static_cast<std::int64_t>(degree(net, parallelism::dp));
+    if (s.work.llm.global_batch % (s.work.llm.micro_batch * dp) != 0) continue;
+    auto m = optimise_mapping(s.work, r.shard, sys, s.mode);
+    if (m.status == status::optimal && (r.mapping.status != status::optimal || m.final_ns < r.mapping.final_ns))
+      r.mapping = std::move(m), r.net = net;
+  }
   return r;
 }
 
@@ -95,8 +113,7 @@ inline system read_system(const reader& rd, const json& v, const std::string& p)
     dimension x;
     x.kind = pick<dim_kind>(rd, rd.field(n[d], "kind", pd), child(pd, "kind"),
                             {{"ring", dim_kind::ring}, {"fully_connected", dim_kind::fully_connected}, {"switch", dim_kind::switched}});
-    x.size = rd.count(rd.field(n[d], "size", pd), child(pd, "size"));
-    if (x.size == 0) rd.fail(child(pd, "size"), "expected an integer >= 1, got 0");
+    x.size = rd.count(rd.field(n[d], "size", pd), child(pd, "size"));  // 0 = free (searched)
     x.link_gbps = rd.positive(rd.field(n[d], "link_gbps", pd), child(pd, "link_gbps"));
     if (const json* q = reader::optional(n[d], "parallelism"))
       x.par = pick<parallelism>(rd, *q, child(pd, "parallelism"),
@@ -107,7 +124,9 @@ inline system read_system(const reader& rd, const json& v, const std::string& p)
     s.net.dims.push_back(x);
   }
   try {
-    (void)cost_units(s.net);
+    network probe = s.net;
+    for (auto& d : probe.dims) d.size = std::max<std::size_t>(d.size, 1);
+    (void)cost_units(probe);
   } catch (const std::invalid_argument&) {
     rd.fail(pn, "no cost model for this composition (ring, fully_connected, switch; see docs/dfmodel.md)");
   }
@@ -234,6 +253,16 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
   s.sys = detail::read_system(rd, rd.field(doc, "system", ""), "/system");
   s.work = detail::read_workload(rd, rd.field(doc, "workload", ""), "/workload");
   detail::read_mode(rd, rd.field(doc, "mode", ""), "/mode", s);
+  const auto& sysj = rd.field(doc, "system", "");
+  if (const auto* c = io::detail::reader::optional(sysj, "chips")) s.chips = rd.count(*c, "/system/chips");
+  const bool any_free = std::any_of(s.sys.net.dims.begin(), s.sys.net.dims.end(), [](const dimension& d) { return d.size == 0; });
+  if (any_free) {
+    if (s.chips == 0) rd.fail("/system/chips", "needed (>= 1) when a network dimension has size 0 (free)");
+    if (size_assignments(s.sys.net, s.chips).empty()) rd.fail("/system/chips", "no sizes of the free dimensions give this many chips");
+    return s;
+  }
+  if (s.chips != 0 && s.chips != num_chips(s.sys.net)) rd.fail("/system/chips", "differs from the product of the dimension sizes");
+  s.chips = num_chips(s.sys.net);
   if (static_cast<std::int64_t>(s.work.llm.global_batch) %
           (s.work.llm.micro_batch * static_cast<std::int64_t>(degree(s.sys.net, parallelism::dp))) != 0)
     rd.fail("/workload/llm/global_batch", "must be a multiple of micro_batch · DP");
@@ -247,6 +276,8 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
   j["name"] = s.name;
   const auto& m = r.mapping;
   j["status"] = std::string(to_string(m.status));
+  j["network_sizes"] = nlohmann::json::array();
+  for (const auto& d : r.net.dims) j["network_sizes"].push_back(d.size);
   j["tp"] = m.tp;
   j["pp"] = m.pp;
   j["dp"] = m.dp;
