@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "devplace/dfmodel/setup.hpp"
@@ -78,4 +79,40 @@ TEST_CASE("setup.txt: errors name the file and the line") {
   const auto b = write("b.txt", "dataflow_graph {\n kernels { name: \"x\" id: 1 type: SIMD elementwise_input1 { M: abc } }\n}\n");
   CHECK_THROWS_WITH_AS(df::read_setup_txt(b), doctest::Contains("b.txt: line 2: M: expected a number, got abc"),
                        devplace::io::input_error);
+}
+
+TEST_CASE("setup.txt: the GPT3-1T training example with the authors' mapping gives their step time exactly") {
+  // REFERENCE_RESULTS.md §2: newer code version (all-reduce factor 1), 8x128 torus TP x PP,
+  // 41 kernels forward + backward, 6 configs; the configs and the two sharding ties (Add_2 M,
+  // V_bwd K) of their dse_final; pipeline factor 1 + 127/3072, p2p 536,870,912 ns.
+  const auto f = peers / "Example" / "GPT3_1T_1024_SN30" / "user_input" / "setup.txt";
+  if (!devplace::test::require_path(f)) return;
+  auto s = df::read_setup_txt(f, {.all_reduce_factor = 1.0});
+  const auto free_sharding = df::shard_exhaustive(s.work);
+  for (auto& k : s.work.kernels) {
+    static const std::map<std::string, int> cfg{
+        {"LayerNorm_2", 1}, {"FFN0", 1}, {"GeLU", 2}, {"FFN1", 2}, {"DropOut_3", 2}, {"Add_2", 2}, {"Loss_bwd", 3},
+        {"DropOut_3_bwd", 3}, {"FFN1_bwd", 3}, {"GeLU_bwd", 3}, {"FFN1_bwd_weight_update", 3},
+        {"FFN0_bwd_weight_update", 3}, {"FFN0_bwd", 4}};
+    const auto it = cfg.find(k.name);
+    k.config = it != cfg.end() ? it->second : k.backward ? 5 : 0;
+    if (k.name == "Add_2") k.scheme = static_cast<int>(df::loop_dim::m);
+    if (k.name == "V_bwd") k.scheme = static_cast<int>(df::loop_dim::k);
+  }
+  const auto r = df::run_setup(s);
+  REQUIRE(r.mapping.status == devplace::status::optimal);
+  CHECK(r.shard.bytes == free_sharding.bytes);  // the authors' choices tie with ours: 419,430,400 B
+  CHECK(r.shard.bytes == 419430400.0);
+  CHECK(r.mapping.tp == 8);
+  CHECK(r.mapping.pp == 128);
+  CHECK(r.mapping.final_s == doctest::Approx(71.3571859590606).epsilon(1e-9));
+  CHECK(r.mapping.util == doctest::Approx(0.8577353977595918).epsilon(1e-9));
+  CHECK(r.mapping.pipeline_factor == doctest::Approx(1.0413411458333335).epsilon(1e-12));
+  CHECK(r.mapping.p2p_ns == doctest::Approx(536870912.0).epsilon(1e-12));
+  CHECK(r.mapping.cost == doctest::Approx(21033984.0).epsilon(1e-6));
+  CHECK(r.mapping.power == doctest::Approx(518779.73142290115).epsilon(1e-6));
+  const double ii[] = {2525032.3631868097, 2427354.1383769982, 2427413.397637828,
+                       7282015.007722334,  2427259.3235596716, 5049192.430054214};
+  REQUIRE(r.mapping.per_config_ii_ns.size() == 6);
+  for (std::size_t c = 0; c < 6; ++c) CHECK(r.mapping.per_config_ii_ns[c] == doctest::Approx(ii[c]).epsilon(1e-9));
 }

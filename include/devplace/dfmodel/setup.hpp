@@ -226,6 +226,20 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
   m.all_reduce_factor = opt_num(rd, v, "all_reduce_factor", p, m.all_reduce_factor);
   if (!(m.all_reduce_factor > 0)) rd.fail(child(p, "all_reduce_factor"), "expected a number > 0");
   m.tile_size = opt_int(rd, v, "tile_size", p, 0);
+  if (const json* sh = reader::optional(v, "shard")) {
+    const std::string ps = child(p, "shard");
+    rd.object(*sh, ps);
+    for (const auto& [name, x] : sh->items()) {
+      auto it = std::find_if(s.work.kernels.begin(), s.work.kernels.end(), [&](const kernel& k) { return k.name == name; });
+      if (it == s.work.kernels.end()) rd.fail(child(ps, name), "no kernel of this name");
+      it->scheme = static_cast<int>(pick<loop_dim>(rd, x, child(ps, name),
+                                                   {{"OUTER", loop_dim::outer}, {"M", loop_dim::m}, {"K", loop_dim::k},
+                                                    {"N", loop_dim::n}, {"NO", loop_dim::none}}));
+      const auto free = allowed_schemes_free(*it);
+      if (std::find(free.begin(), free.end(), static_cast<loop_dim>(*it->scheme)) == free.end())
+        rd.fail(child(ps, name), "this kernel cannot use that scheme (size 1, tiled, or a weight left unsharded)");
+    }
+  }
   if (const json* pin = reader::optional(v, "pin")) {
     const std::string pp = child(p, "pin");
     rd.object(*pin, pp);

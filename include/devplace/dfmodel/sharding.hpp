@@ -11,6 +11,7 @@
 /// Solvers: `shard_exhaustive` (exact depth-first branch and bound, kernels in topological order)
 /// and `make_sharding_problem` + ilp::solve_dfmodel_inter_chip (the existing MILP builder with one
 /// stage, no compute, the bytes as costs); `shard_brute_force` is the plain enumeration oracle.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +43,7 @@ enum class layout { rr, rs, sr };
 /// sharded, kernels with a weight must be sharded, and outer > 1 forces the outer scheme. Order:
 /// none first, then M, K, N: the searches keep the first of equally cheap schemes, so a kernel
 /// stays unsharded unless sharding saves bytes (what the authors' runs of Table VI chose).
-[[nodiscard]] inline std::vector<loop_dim> allowed_schemes(const kernel& k) {
+[[nodiscard]] inline std::vector<loop_dim> allowed_schemes_free(const kernel& k) {
   if (k.outer > 1) {
     if (k.tiling == loop_dim::outer) throw std::invalid_argument("dfmodel: kernel " + k.name + " tiles its outer dimension");
     return {loop_dim::outer};
@@ -54,6 +55,16 @@ enum class layout { rr, rs, sr };
     if (size > 1 && d != k.tiling) s.push_back(d);
   if (s.empty()) throw std::invalid_argument("dfmodel: kernel " + k.name + " has no sharding scheme");
   return s;
+}
+
+/// `allowed_schemes_free`, or only the pinned `kernel::scheme` (which must be one of them).
+[[nodiscard]] inline std::vector<loop_dim> allowed_schemes(const kernel& k) {
+  auto s = allowed_schemes_free(k);
+  if (!k.scheme) return s;
+  const auto pinned = static_cast<loop_dim>(*k.scheme);
+  if (*k.scheme < 0 || *k.scheme > 4 || std::find(s.begin(), s.end(), pinned) == s.end())
+    throw std::invalid_argument("dfmodel: kernel " + k.name + " cannot use the pinned sharding scheme");
+  return {pinned};
 }
 
 /// Layout of the output of a kernel sharded by `s`.

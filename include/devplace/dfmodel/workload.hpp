@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct kernel {
   int config = -1;                    ///< pinned configuration (>= 0) or free (-1)
   /// Gradient all-reduce over DP of this kernel's output once per step (weight-update GEMMs).
   bool periodic_all_reduce = false;
+  /// Pinned sharding scheme (`loop_dim` as an int: 0 outer, 1 M, 2 K, 3 N, 4 none), or free.
+  std::optional<int> scheme;
 
   [[nodiscard]] bool has_weight() const noexcept { return op == kernel_op::gemm_weight; }
   /// FLOP of one full instance (no sharding): 2·M·K·N·outer for systolic kernels, M·N·outer for SIMD.
