@@ -3,6 +3,7 @@
 
 #include "devplace/dfmodel/network.hpp"
 #include "devplace/dfmodel/system.hpp"
+#include "devplace/map/mapper.hpp"
 #include "devplace/topology/concepts.hpp"
 
 namespace df = devplace::dfmodel;
@@ -57,6 +58,18 @@ TEST_CASE("to_matrix_topology: the library's bandwidth matrix of a composed netw
   CHECK(r.bandwidth_gbps(0, 7) == 10);         // wrap-around
   CHECK(r.bandwidth_gbps(0, 4) == doctest::Approx(2.5));
   CHECK_THROWS_AS((void)df::to_matrix_topology(df::ring(1, 10)), std::invalid_argument);
+}
+
+TEST_CASE("to_matrix_topology: the library's mapper runs on a composed network") {
+  // 4 pipeline stages x 2 replicas on DGX-1-like 4 x 2 (ring 100 GB/s, switch 25 GB/s): the
+  // heavy stage-to-stage traffic should stay on ring links.
+  const auto t = df::to_matrix_topology(df::dgx1(4, 2, 100, 25));
+  const std::vector<std::vector<double>> comm{{0, 1e8, 0, 0}, {1e8, 0, 1e8, 0}, {0, 1e8, 0, 1e8}, {0, 0, 1e8, 0}};
+  const devplace::stage_graph g(2, {1, 1, 1, 1}, {0, 0, 0, 0}, comm);
+  const auto r = devplace::map_devices(g, t, {.threads = 1});
+  REQUIRE(r.status == devplace::status::optimal);
+  CHECK(r.objective_ms > 0);
+  CHECK(r.lower_bound_ms <= r.objective_ms);
 }
 
 TEST_CASE("size_assignments: TP / PP / DP degrees whose product is the chip count") {
