@@ -2,6 +2,7 @@
 // The list of commands. Add a command: write commands/<name>.hpp with
 // `inline void register_<name>(CLI::App&)`, include it here and call it below.
 #include "commands/common.hpp"
+#include "commands/dfmodel.hpp"
 #include "commands/ilp.hpp"
 #include "commands/info.hpp"
 #include "commands/map.hpp"
@@ -24,6 +25,7 @@ inline void register_all(CLI::App& app) {
   register_ilp(app);
   register_peer(app);
   register_mcm(app);
+  register_dfmodel(app);
 }
 
 }  // namespace devplace::cli
