@@ -122,7 +122,7 @@ inline std::vector<std::int64_t> tile_counts(const workload& w, const mapping_op
 
 /// The best mapping of `w` (sharded by `sh`) on one chip of `sys`: fusion and tile count.
 /// status: optimal (proved over the fusions and tile counts tried), infeasible (nothing fits), or
-/// limit_reached (more down-sets than `max_downsets`). Throws std::invalid_argument on bad input.
+/// work_limit (more down-sets than `max_downsets`). Throws std::invalid_argument on bad input.
 [[nodiscard]] inline mapping_result optimise_mapping(const workload& w, const sharding& sh, const system& sys,
                                                      const mapping_options& o = {}) {
   detail::check_inputs(w, sh, sys, o);
@@ -140,7 +140,7 @@ inline std::vector<std::int64_t> tile_counts(const workload& w, const mapping_op
   }
   const auto downs = detail::downset_masks(w, o.max_downsets);
   if (downs.empty()) {
-    best.status = status::limit_reached;
+    best.status = status::work_limit;
     return best;
   }
   for (std::int64_t T : detail::tile_counts(w, o)) {

@@ -130,7 +130,7 @@ struct sharding {
 }
 
 struct sharding_options {
-  std::uint64_t max_nodes = 50'000'000;    ///< search nodes before giving up (status limit_reached)
+  std::uint64_t max_nodes = 50'000'000;    ///< search nodes before giving up (status work_limit)
 };
 
 /// Exact: depth-first over kernels in order, adding a tensor's cost when its consumer is chosen,
@@ -180,7 +180,7 @@ struct sharding_options {
   }
   if (best.empty()) return {};
   sharding r = evaluate_sharding(w, best);
-  r.status = stopped ? status::limit_reached : status::optimal;
+  r.status = stopped ? status::work_limit : status::optimal;
   return r;
 }
 
