@@ -52,7 +52,10 @@ inline void register_info(CLI::App& app) {
               << "sinks           " << snk.size() << '\n'
               << "longest path    " << by_time.length << " ms (fwd+bwd), " << by_hops.path.size() << " operators\n"
               << "down-sets       ";
-    if (ds.status == status::work_limit)
+    if (ds.not_counted)
+      std::cout << "not counted (the enumerator would hold "
+                << downset_enumerator::closure_bytes(g.num_vertices()) / 1e9 << " GB of closure bitsets)\n";
+    else if (ds.status == status::work_limit)
       std::cout << "more than " << args->downset_cap << " (count stopped at the cap)\n";
     else
       std::cout << ds.count << " (including the empty set)\n";

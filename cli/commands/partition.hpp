@@ -71,7 +71,8 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     r = pipeline_dp(g, po);
     if (r.status == status::work_limit)
       throw failure("dp: the graph has more than " + std::to_string(a.max_downsets) +
-                    " down-sets within reach; use --method parmesan (clustering first) or raise --max-downsets");
+                    " down-sets within reach (or more than " + std::to_string(po.max_visits) +
+                    " to visit in a pass); use --method parmesan (clustering first) or raise --max-downsets");
   } else if (a.method == "topo-dp") {
     r = topo_dp(g, po);
   } else if (a.method == "even") {

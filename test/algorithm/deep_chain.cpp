@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/longest_path.hpp"
 #include "devplace/algorithm/reconverging.hpp"
 #include "devplace/algorithm/topological_sort.hpp"
@@ -77,4 +78,12 @@ TEST_CASE("topo_dp with S = 4 over a with_costs view of a 10^6-operator chain") 
   std::vector<std::size_t> size(4, 0);
   for (auto s : r.stage_of) ++size[s];
   CHECK(size == std::vector<std::size_t>(4, n / 4));
+}
+
+TEST_CASE("counting down-sets of a 10^6-operator chain refuses the n^2 closure instead of allocating it") {
+  const auto r = count_downsets(deep_chain());
+  CHECK(r.not_counted);
+  CHECK(r.status == status::work_limit);
+  CHECK(r.count == 0);
+  CHECK(downset_enumerator::closure_bytes(n) == doctest::Approx(2.5e11).epsilon(0.01));
 }

@@ -13,14 +13,14 @@ using namespace devplace;
 
 namespace {
 
-struct instance {
+struct mapping_instance {
   stage_graph g;
   matrix_topology topo;
   cost_choice cost;
 };
 
 /// S·R ≤ max_v stage replicas on D ≤ max_d devices, every topology kind, both models.
-instance random_instance(std::mt19937_64& rng, int trial, std::size_t max_v, std::size_t max_d) {
+mapping_instance random_instance(std::mt19937_64& rng, int trial, std::size_t max_v, std::size_t max_d) {
   std::size_t S = 1 + rng() % 3, R = 1 + rng() % 3;
   while (S * R > max_v) (S > R ? S : R) -= 1;
   const std::size_t D = S * R + rng() % (max_d - S * R + 1);
@@ -30,7 +30,7 @@ instance random_instance(std::mt19937_64& rng, int trial, std::size_t max_v, std
 }
 
 template <class C>
-double oracle(const instance& in, const C& model) {
+double oracle(const mapping_instance& in, const C& model) {
   return test::brute_force(in.g, link_costs(in.topo), model);
 }
 

@@ -53,18 +53,21 @@ TEST_CASE_TEMPLATE("MCM MILP rows accept exactly the partitions the validator ac
   }
 }
 
-TEST_CASE_TEMPLATE("B7: search gets within a few percent of the MCM MILP optimum (N <= 60, C <= 6)", S, DEVPLACE_ILP_BACKENDS) {
+TEST_CASE_TEMPLATE("B7: search gets within a few percent of the MCM MILP optimum (N <= 45, C <= 5)", S, DEVPLACE_ILP_BACKENDS) {
   std::mt19937_64 gen(21);
   double worst = 1.0;
+  int compared = 0;
   for (int t = 0; t < 4; ++t) {
-    const std::size_t n = 20 + gen() % 41, C = 3 + gen() % 4;
+    const std::size_t n = 20 + gen() % 26, C = 3 + gen() % 3;
     const auto adj = devplace::test::random_adjacency(gen, n, devplace::test::shape::chain_with_skips);
     std::vector<double> w(n);
     for (auto& x : w) x = static_cast<double>(1 + gen() % 9);
     const auto g = mcm_graph(adj, w);
     const auto p = devplace::ilp::build_partition_ilp(g, {.stages = C}, mcm_rows);
+    // Sizes the backends prove in seconds (N = 60, C = 6 took CBC minutes); the limit is a guard.
     const auto sol = S{}.solve(p.model(), {.time_limit_s = 60});
     if (sol.status != devplace::ilp::solve_status::optimal) continue;
+    ++compared;
     const auto stage_of = p.stages(sol);
     const std::vector<int> f(stage_of.begin(), stage_of.end());
     REQUIRE(mcm::validate(g, std::span<const int>(f), C).valid());
@@ -78,6 +81,7 @@ TEST_CASE_TEMPLATE("B7: search gets within a few percent of the MCM MILP optimum
     worst = std::max(worst, r.best.bottleneck_ms / opt);
     MESSAGE("N = " << n << ", C = " << C << ": MILP " << opt << " ms, search (rl, 500 samples) " << r.best.bottleneck_ms << " ms");
   }
+  CHECK(compared >= 3);
   CHECK(worst <= 1.05);
-  MESSAGE("worst search / optimum = " << worst);
+  MESSAGE("worst search / optimum = " << worst << " over " << compared << " proved instances");
 }

@@ -16,7 +16,7 @@ namespace {
 const std::string examples = std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/";
 
 // The message of the input_error that reading `text` raises, or "" if it reads.
-std::string error_of(const std::string& text) {
+std::string graph_error_of(const std::string& text) {
   try {
     (void)io::read_graph_json_text(text, "g.json");
   } catch (const io::input_error& e) {
@@ -78,38 +78,38 @@ TEST_CASE("graph JSON: sparse ids, file order kept, parallel edges merged") {
 }
 
 TEST_CASE("graph JSON: every rejected input names file, pointer and reason") {
-  CHECK(error_of("{\"format\": \"devplace.graph/1\",\n \"nodes\": [,]}").find("g.json: line 2, column") == 0);
-  CHECK(error_of("[1, 2]").find("g.json: /: expected an object") == 0);
-  CHECK(error_of(R"({"format": "devplace.graph/2", "nodes": [], "edges": []})") ==
+  CHECK(graph_error_of("{\"format\": \"devplace.graph/1\",\n \"nodes\": [,]}").find("g.json: line 2, column") == 0);
+  CHECK(graph_error_of("[1, 2]").find("g.json: /: expected an object") == 0);
+  CHECK(graph_error_of(R"({"format": "devplace.graph/2", "nodes": [], "edges": []})") ==
         "g.json: /format: unknown format 'devplace.graph/2' (expected 'devplace.graph/1')");
-  CHECK(error_of(R"({"nodes": [], "edges": []})") == "g.json: /format: missing required field");
-  CHECK(error_of(R"({"format": "devplace.graph/1", "nodes": [)").find("g.json: line 1, column 42: malformed JSON") == 0);
-  CHECK(error_of(R"({"format": "devplace.graph/1", "edges": []})") == "g.json: /nodes: missing required field");
-  CHECK(error_of(doc(R"([{"id": 1, "bwd_ms": 2}])", "[]")) == "g.json: /nodes/0/fwd_ms: missing required field");
-  CHECK(error_of(doc(R"([{"id": 1, "fwd_ms": "fast", "bwd_ms": 2}])", "[]")) ==
+  CHECK(graph_error_of(R"({"nodes": [], "edges": []})") == "g.json: /format: missing required field");
+  CHECK(graph_error_of(R"({"format": "devplace.graph/1", "nodes": [)").find("g.json: line 1, column 42: malformed JSON") == 0);
+  CHECK(graph_error_of(R"({"format": "devplace.graph/1", "edges": []})") == "g.json: /nodes: missing required field");
+  CHECK(graph_error_of(doc(R"([{"id": 1, "bwd_ms": 2}])", "[]")) == "g.json: /nodes/0/fwd_ms: missing required field");
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": "fast", "bwd_ms": 2}])", "[]")) ==
         "g.json: /nodes/0/fwd_ms: expected a number, got a string");
-  CHECK(error_of(doc(R"([{"id": "a", "fwd_ms": 1, "bwd_ms": 2}])", "[]")) ==
+  CHECK(graph_error_of(doc(R"([{"id": "a", "fwd_ms": 1, "bwd_ms": 2}])", "[]")) ==
         "g.json: /nodes/0/id: expected an integer, got a string");
-  CHECK(error_of(doc(R"([{"id": 1, "fwd_ms": -1, "bwd_ms": 2}])", "[]")) ==
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": -1, "bwd_ms": 2}])", "[]")) ==
         "g.json: /nodes/0/fwd_ms: expected a number >= 0, got -1");
-  CHECK(error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 1e999}])", "[]")) ==
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 1e999}])", "[]")) ==
         "g.json: line 1, column 93: expected a finite number: number overflow parsing '1e999'");
-  CHECK(error_of(doc(R"([{"id": 1, "fwd_ms": NaN, "bwd_ms": 2}])", "[]")).find("g.json: line 1, column") == 0);
-  CHECK(error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2}, {"id": 1, "fwd_ms": 1, "bwd_ms": 2}])", "[]")) ==
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": NaN, "bwd_ms": 2}])", "[]")).find("g.json: line 1, column") == 0);
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2}, {"id": 1, "fwd_ms": 1, "bwd_ms": 2}])", "[]")) ==
         "g.json: /nodes/1/id: duplicate node id 1 (first at /nodes/0)");
-  CHECK(error_of(doc(two, R"([{"src": 1, "dst": 9, "bytes": 1}])")) == "g.json: /edges/0/dst: no node has id 9");
-  CHECK(error_of(doc(two, R"([{"src": 7, "dst": 2, "bytes": 1}])")) == "g.json: /edges/0/src: no node has id 7");
-  CHECK(error_of(doc(two, R"([{"src": 1, "dst": 2}])")) == "g.json: /edges/0/bytes: missing required field");
-  CHECK(error_of(doc(two, R"([{"src": 1, "dst": 2, "bytes": -3}])")) ==
+  CHECK(graph_error_of(doc(two, R"([{"src": 1, "dst": 9, "bytes": 1}])")) == "g.json: /edges/0/dst: no node has id 9");
+  CHECK(graph_error_of(doc(two, R"([{"src": 7, "dst": 2, "bytes": 1}])")) == "g.json: /edges/0/src: no node has id 7");
+  CHECK(graph_error_of(doc(two, R"([{"src": 1, "dst": 2}])")) == "g.json: /edges/0/bytes: missing required field");
+  CHECK(graph_error_of(doc(two, R"([{"src": 1, "dst": 2, "bytes": -3}])")) ==
         "g.json: /edges/0/bytes: expected a number >= 0, got -3");
-  CHECK(error_of(doc(two, R"([{"src": 2, "dst": 2, "bytes": 1}])")) == "g.json: /edges/0: self-loop on node 2");
-  CHECK(error_of(doc(two, R"({"src": 1})")) == "g.json: /edges: expected an array, got an object");
-  CHECK(error_of(doc(two, "[]", R"("units": {"time": "s"}, )")) ==
+  CHECK(graph_error_of(doc(two, R"([{"src": 2, "dst": 2, "bytes": 1}])")) == "g.json: /edges/0: self-loop on node 2");
+  CHECK(graph_error_of(doc(two, R"({"src": 1})")) == "g.json: /edges: expected an array, got an object");
+  CHECK(graph_error_of(doc(two, "[]", R"("units": {"time": "s"}, )")) ==
         "g.json: /units/time: unit 's' is not supported (version 1 uses 'ms')");
   const std::string cyc = doc(
       R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 1}, {"id": 2, "fwd_ms": 1, "bwd_ms": 1}, {"id": 3, "fwd_ms": 1, "bwd_ms": 1}, {"id": 4, "fwd_ms": 1, "bwd_ms": 1}])",
       R"([{"src": 1, "dst": 2, "bytes": 1}, {"src": 2, "dst": 3, "bytes": 1}, {"src": 3, "dst": 4, "bytes": 1}, {"src": 4, "dst": 2, "bytes": 1}])");
-  const std::string msg = error_of(cyc);
+  const std::string msg = graph_error_of(cyc);
   CHECK(msg.find("g.json: /edges: the graph has a cycle: ") == 0);
   CHECK(msg.find("2 ->") != std::string::npos);
   CHECK(msg.find("3 ->") != std::string::npos);

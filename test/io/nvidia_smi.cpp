@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace {
 const fs::path dir = fs::path(DEVPLACE_SOURCE_DIR) / "test/io/data/nvidia_smi";
 
-std::string error_of(const std::string& text) {
+std::string smi_error_of(const std::string& text) {
   try {
     (void)io::read_nvidia_smi_topo_text(text, "topo.txt");
   } catch (const io::input_error& e) {
@@ -105,26 +105,26 @@ TEST_CASE("nvidia-smi topo -m: the link table") {
 }
 
 TEST_CASE("nvidia-smi topo -m: errors name the line and the reason") {
-  CHECK(error_of("") == "topo.txt: line 1: no header line starting with GPU0 (expected the output of `nvidia-smi topo -m`)");
-  CHECK(error_of("hello\nworld\n") ==
+  CHECK(smi_error_of("") == "topo.txt: line 1: no header line starting with GPU0 (expected the output of `nvidia-smi topo -m`)");
+  CHECK(smi_error_of("hello\nworld\n") ==
         "topo.txt: line 1: no header line starting with GPU0 (expected the output of `nvidia-smi topo -m`)");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\t X \t0-9\nGPU2\tSYS\tSYS\t0-9\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\t X \t0-9\nGPU2\tSYS\tSYS\t0-9\n") ==
         "topo.txt: line 4: row 'GPU2' is not one of the header's columns (2 columns: GPU0 .. GPU1)");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNVX\t X \t0-9\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNVX\t X \t0-9\n") ==
         "topo.txt: line 3: GPU1, column GPU0: unknown link kind 'NVX' (expected NV#, PIX, PXB, PHB, NODE or SYS)");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV1\t X \t0-9\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV1\t X \t0-9\n") ==
         "topo.txt: line 3: GPU1 -> GPU0 is NV1 but GPU0 -> GPU1 is NV2");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\n") ==
         "topo.txt: line 3: GPU1: expected 2 link entries, got 1");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\tPIX\tNV2\t0-9\nGPU1\tNV2\t X \t0-9\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\tPIX\tNV2\t0-9\nGPU1\tNV2\t X \t0-9\n") ==
         "topo.txt: line 2: GPU0, column GPU0: expected X on the diagonal, got 'PIX'");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\n" + legend) ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\n" + legend) ==
         "topo.txt: line 3: no row for GPU1 in the table that starts on line 1");
-  CHECK(error_of("\tGPU0\tGPU2\tCPU Affinity\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU2\tCPU Affinity\n") ==
         "topo.txt: line 1: GPU columns must be GPU0, GPU1, ... in order; column 2 is GPU2");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU0\t X \tNV2\t0-9\n") ==
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU0\t X \tNV2\t0-9\n") ==
         "topo.txt: line 3: GPU0: a second row for this GPU (the first is on line 2)");
-  CHECK(error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\t X \t0-9\n" + legend).empty());
+  CHECK(smi_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV2\t0-9\nGPU1\tNV2\t X \t0-9\n" + legend).empty());
   try {
     (void)io::read_nvidia_smi_topo(dir / "no-such-file.txt");
     FAIL("no error");

@@ -17,7 +17,7 @@ op_graph chain3() {
           "edges": [{"src": 0, "dst": 1, "bytes": 1}, {"src": 1, "dst": 2, "bytes": 1}]})",
       "chain.json");
 }
-std::string error_of(const std::string& text, const op_graph* g = nullptr) {
+std::string plan_error_of(const std::string& text, const op_graph* g = nullptr) {
   try {
     (void)io::read_plan_json_text(text, "p.json", g);
   } catch (const io::input_error& e) {
@@ -25,7 +25,7 @@ std::string error_of(const std::string& text, const op_graph* g = nullptr) {
   }
   return "";
 }
-const std::string head = R"({"format": "devplace.plan/1", "stages": 2, "replicas": 2, )";
+const std::string plan_head = R"({"format": "devplace.plan/1", "stages": 2, "replicas": 2, )";
 }  // namespace
 
 TEST_CASE("plan JSON round-trips every part") {
@@ -69,17 +69,17 @@ TEST_CASE("plan JSON round-trips every part") {
 
 TEST_CASE("plan JSON: rejected inputs name the pointer and the reason") {
   const op_graph g = chain3();
-  CHECK(error_of(R"({"format": "devplace.plan/1", "replicas": 1, "stage_of": []})") == "p.json: /stages: missing required field");
-  CHECK(error_of(head + R"("stage_of": [0, 2, 1]})") == "p.json: /stage_of/1: stage 2 out of range (stages = 2)");
-  CHECK(error_of(head + R"("stage_of": [0, 1]})", &g) ==
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "replicas": 1, "stage_of": []})") == "p.json: /stages: missing required field");
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 2, 1]})") == "p.json: /stage_of/1: stage 2 out of range (stages = 2)");
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 1]})", &g) ==
         "p.json: /stage_of: expected 3 entries (one per operator of the graph), got 2");
-  CHECK(error_of(head + R"("stage_of": [0, 1, 0]})", &g) == "p.json: /stage_of/2: edge 1 -> 2 runs from stage 1 back to stage 0");
-  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1]]})") ==
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 1, 0]})", &g) == "p.json: /stage_of/2: edge 1 -> 2 runs from stage 1 back to stage 0");
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1]]})") ==
         "p.json: /device_of: expected 2 rows (one per stage), got 1");
-  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [2]]})") ==
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [2]]})") ==
         "p.json: /device_of/1: expected 2 device ids (one per replica), got 1");
-  CHECK(error_of(head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [1, 2]]})") ==
+  CHECK(plan_error_of(plan_head + R"("stage_of": [0, 0, 1], "device_of": [[0, 1], [1, 2]]})") ==
         "p.json: /device_of/1/0: device 1 is used twice");
-  CHECK(error_of(R"({"format": "devplace.plan/1", "stages": 0, "replicas": 1, "stage_of": []})") ==
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 0, "replicas": 1, "stage_of": []})") ==
         "p.json: /stages: expected an integer >= 1");
 }

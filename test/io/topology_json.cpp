@@ -9,7 +9,7 @@ using namespace devplace;
 namespace fs = std::filesystem;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string topology_error_of(const std::string& text) {
   try {
     (void)io::read_topology_json_text(text, "t.json");
   } catch (const io::input_error& e) {
@@ -17,13 +17,13 @@ std::string error_of(const std::string& text) {
   }
   return "";
 }
-const std::string head = R"({"format": "devplace.topology/1", )";
+const std::string topology_head = R"({"format": "devplace.topology/1", )";
 const std::string devs2 = R"("devices": [{"id": 0, "memory_bytes": 100}, {"id": 1, "memory_bytes": 200}], )";
 }  // namespace
 
 TEST_CASE("topology JSON: matrix form") {
   const auto t = io::read_topology_json_text(
-      head + R"("name": "pair", )" + devs2 + R"("bandwidth_gbps": [[0, 43.2], [21.4, 0]], "latency_us": [[0, 5], [5, 0]]})",
+      topology_head + R"("name": "pair", )" + devs2 + R"("bandwidth_gbps": [[0, 43.2], [21.4, 0]], "latency_us": [[0, 5], [5, 0]]})",
       "t.json");
   CHECK(t.name() == "pair");
   CHECK(t.num_devices() == 2);
@@ -35,7 +35,7 @@ TEST_CASE("topology JSON: matrix form") {
 
 TEST_CASE("topology JSON: generator form expands, and round-trips through the matrix form") {
   const auto t = io::read_topology_json_text(
-      head + R"("generator": "torus2d", "shape": [8, 8], "memory_bytes": 34359738368, "seed": 7})", "t.json");
+      topology_head + R"("generator": "torus2d", "shape": [8, 8], "memory_bytes": 34359738368, "seed": 7})", "t.json");
   CHECK(t.num_devices() == 64);
   CHECK(t.bandwidth_gbps(0, 1) == 78.1);
   const fs::path dir = fs::temp_directory_path() / "devplace_test_topo_rt";
@@ -48,37 +48,37 @@ TEST_CASE("topology JSON: generator form expands, and round-trips through the ma
   CHECK(u.device_names() == t.device_names());
   CHECK(u.name() == "torus2d");
   fs::remove_all(dir);
-  const auto r = io::read_topology_json_text(head + R"("generator": "uniform_dist", "devices": 16, "seed": 3})", "t.json");
+  const auto r = io::read_topology_json_text(topology_head + R"("generator": "uniform_dist", "devices": 16, "seed": 3})", "t.json");
   CHECK(r.bandwidth_matrix() == generate_topology({.generator = "uniform_dist", .devices = 16, .seed = 3}).bandwidth_matrix());
 }
 
 TEST_CASE("topology JSON: every rejected input names file, pointer and reason") {
-  CHECK(error_of(R"({"format": "devplace.topo/1"})") ==
+  CHECK(topology_error_of(R"({"format": "devplace.topo/1"})") ==
         "t.json: /format: unknown format 'devplace.topo/1' (expected 'devplace.topology/1')");
-  CHECK(error_of(head + R"("generator": "hypercube"})").find("t.json: /generator: unknown generator 'hypercube'") == 0);
-  CHECK(error_of(head + R"("generator": "mesh2d", "shape": [8]})").find("t.json: /shape: mesh2d needs shape [x, y]") == 0);
-  CHECK(error_of(head + R"("generator": "mesh2d", "shape": [8, -1]})") ==
+  CHECK(topology_error_of(topology_head + R"("generator": "hypercube"})").find("t.json: /generator: unknown generator 'hypercube'") == 0);
+  CHECK(topology_error_of(topology_head + R"("generator": "mesh2d", "shape": [8]})").find("t.json: /shape: mesh2d needs shape [x, y]") == 0);
+  CHECK(topology_error_of(topology_head + R"("generator": "mesh2d", "shape": [8, -1]})") ==
         "t.json: /shape/1: expected an integer >= 0, got -1");
-  CHECK(error_of(head + R"("generator": "uniform_dist", "devices": 4})") == "t.json: /seed: uniform_dist needs seed");
-  CHECK(error_of(head + R"("generator": "dgx1", "memory_bytes": 0})") == "t.json: /memory_bytes: expected a number > 0, got 0");
-  CHECK(error_of(head + R"("bandwidth_gbps": [[0]]})") == "t.json: /devices: missing required field");
-  CHECK(error_of(head + devs2 + R"("latency_us": []})") == "t.json: /bandwidth_gbps: missing required field");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, 1]]})") ==
+  CHECK(topology_error_of(topology_head + R"("generator": "uniform_dist", "devices": 4})") == "t.json: /seed: uniform_dist needs seed");
+  CHECK(topology_error_of(topology_head + R"("generator": "dgx1", "memory_bytes": 0})") == "t.json: /memory_bytes: expected a number > 0, got 0");
+  CHECK(topology_error_of(topology_head + R"("bandwidth_gbps": [[0]]})") == "t.json: /devices: missing required field");
+  CHECK(topology_error_of(topology_head + devs2 + R"("latency_us": []})") == "t.json: /bandwidth_gbps: missing required field");
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, 1]]})") ==
         "t.json: /bandwidth_gbps: expected 2 rows (one per device), got 1");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0, 3]]})") ==
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0, 3]]})") ==
         "t.json: /bandwidth_gbps/1: expected 2 entries (the matrix must be square), got 3");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, 0], [1, 0]]})") ==
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, 0], [1, 0]]})") ==
         "t.json: /bandwidth_gbps/0/1: expected a number > 0, got 0");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, -2], [1, 0]]})") ==
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, -2], [1, 0]]})") ==
         "t.json: /bandwidth_gbps/0/1: expected a number > 0, got -2");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, "x"], [1, 0]]})") ==
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, "x"], [1, 0]]})") ==
         "t.json: /bandwidth_gbps/0/1: expected a number, got a string");
-  CHECK(error_of(head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0]], "latency_us": [[0, -1], [1, 0]]})") ==
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0]], "latency_us": [[0, -1], [1, 0]]})") ==
         "t.json: /latency_us/0/1: expected a number >= 0, got -1");
-  CHECK(error_of(head + R"("devices": [{"id": 1, "memory_bytes": 1}], "bandwidth_gbps": [[0]]})") ==
+  CHECK(topology_error_of(topology_head + R"("devices": [{"id": 1, "memory_bytes": 1}], "bandwidth_gbps": [[0]]})") ==
         "t.json: /devices/0/id: expected id 0 (ids are 0..D-1 in order), got 1");
-  CHECK(error_of(head + R"("devices": [{"id": 0, "memory_bytes": -5}], "bandwidth_gbps": [[0]]})") ==
+  CHECK(topology_error_of(topology_head + R"("devices": [{"id": 0, "memory_bytes": -5}], "bandwidth_gbps": [[0]]})") ==
         "t.json: /devices/0/memory_bytes: expected a number > 0, got -5");
-  CHECK(error_of(head + R"("units": {"bandwidth": "Gbit/s"}, "generator": "dgx1"})") ==
+  CHECK(topology_error_of(topology_head + R"("units": {"bandwidth": "Gbit/s"}, "generator": "dgx1"})") ==
         "t.json: /units/bandwidth: unit 'Gbit/s' is not supported (version 1 uses 'GB/s')");
 }

@@ -155,3 +155,17 @@ TEST_CASE("pipeline_dp on the real Inception-v3 graph (S = 4) is optimal and val
   for (std::size_t v = 0; v < g.num_vertices(); ++v) total += g.compute_ms(v), biggest = std::max(biggest, g.compute_ms(v));
   CHECK(r.objective_ms >= std::max(total / 4, biggest) * (1 - 1e-12));
 }
+
+TEST_CASE("pipeline_dp stops at max_visits on 2^40 down-sets and attaches the fixed-order split") {
+  // 40 independent operators: every subset is a down-set, nearly all over the bound.
+  devplace::op_graph_builder b;
+  for (int v = 0; v < 40; ++v) b.add_op({.id = v, .fwd_ms = 1.0 + v % 7, .bwd_ms = 2.0});
+  const auto g = std::move(b).build();
+  const devplace::partition_options o{.stages = 4, .max_visits = 100'000};
+  const auto r = devplace::pipeline_dp(g, o);
+  CHECK(r.status == devplace::status::work_limit);
+  REQUIRE(r.has_solution());
+  const auto fixed = devplace::topo_dp(g, {.stages = 4});
+  CHECK(r.objective_ms == doctest::Approx(fixed.objective_ms));
+  CHECK(r.objective_ms == doctest::Approx(devplace::evaluate_partition(g, r.stage_of, 4, o.cost).objective_ms));
+}

@@ -27,7 +27,7 @@ namespace {
 
 const fs::path pd_dir = fs::path(DEVPLACE_SHARED_DIR) / "data" / "peers" / "pipedream";
 
-struct reference_row {
+struct pipedream_reference_row {
   std::string model, flags;
   std::size_t states = 0;
   double single = 0, time = 0, dp_speedup = 0;
@@ -39,9 +39,9 @@ std::string cell(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-std::vector<reference_row> reference_rows() {
+std::vector<pipedream_reference_row> pipedream_reference_rows() {
   std::ifstream in(pd_dir / "REFERENCE_RESULTS.md");
-  std::vector<reference_row> rows;
+  std::vector<pipedream_reference_row> rows;
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("| ", 0) != 0 || line.find("`-n") == std::string::npos) continue;
@@ -80,7 +80,7 @@ fs::path graph_of(const std::string& model) {
 
 TEST_CASE("PipeDream optimizer: the 48 reference rows, states and objective to 1e-9") {
   if (!devplace::test::require_path(pd_dir / "REFERENCE_RESULTS.md")) return;
-  const auto rows = reference_rows();
+  const auto rows = pipedream_reference_rows();
   REQUIRE(rows.size() == 48);
   for (const auto& row : rows) {
     CAPTURE(row.model);

@@ -13,7 +13,7 @@
 /// Ties are broken by (cost, smaller representative, larger representative), so the result is
 /// deterministic. The result is a clustering usable through `views::quotient`.
 ///
-/// Complexity: a binary heap of candidate edges with version stamps (no rescan per merge); the
+/// Complexity: a 4-ary heap of 24-byte candidate edges with version stamps (no rescan per merge); the
 /// convexity test is a search from û bounded by a topological order of the quotient that is
 /// kept valid across merges (only the vertices between û and v̂ in it are visited and, on a
 /// merge, reordered), so a test costs O(size of that region) and no n x n reachability is kept.
@@ -25,8 +25,8 @@
 #include <stdexcept>
 #include <type_traits>
 #include <cstdint>
+#include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -35,6 +35,7 @@
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/dag/properties.hpp"
 #include "devplace/detail/bitset.hpp"
+#include "devplace/detail/dary_heap.hpp"
 #include "devplace/status.hpp"
 
 namespace devplace {
@@ -63,6 +64,8 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   const std::size_t n = g.num_vertices();
   clustering result;
   if (n == 0) return result;
+  if (n >= std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("greedy_cluster: at most 2^32 - 2 operators are supported");
   const double to_ms = cut_ms_per_byte(opt.cost);
   const double mb = static_cast<double>(std::max<std::size_t>(opt.cost.micro_batches, 1));
 
@@ -187,21 +190,24 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     for (auto x : fwd) ord[x] = pool[k++];
   };
 
+  // 24 bytes per entry: the heap outgrows the caches on large graphs, so its entries are small.
   struct candidate {
     double cost;
-    std::size_t lo, hi;  // representatives, lo < hi
-    std::size_t from, to;  // edge direction from -> to
-    std::uint32_t vlo, vhi;
-    bool operator>(const candidate& o) const {
-      if (cost != o.cost) return cost > o.cost;
-      if (lo != o.lo) return lo > o.lo;
-      return hi > o.hi;
+    std::uint32_t from, to;      // edge direction from -> to (representatives)
+    std::uint32_t vfrom, vto;    // their versions when queued
+    std::uint32_t lo() const { return std::min(from, to); }
+    std::uint32_t hi() const { return std::max(from, to); }
+    bool operator<(const candidate& o) const {  // (cost, lo, hi): deterministic ties
+      if (cost != o.cost) return cost < o.cost;
+      if (lo() != o.lo()) return lo() < o.lo();
+      return hi() < o.hi();
     }
   };
-  std::priority_queue<candidate, std::vector<candidate>, std::greater<>> heap;
+  dary_heap<candidate, std::less<>> heap;
+  heap.reserve(2 * s.num_edges());
   auto push = [&](std::size_t from, std::size_t to) {
-    const std::size_t lo = std::min(from, to), hi = std::max(from, to);
-    heap.push({pair_cost(from, to), lo, hi, from, to, version[lo], version[hi]});
+    heap.push({pair_cost(from, to), static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to),
+               version[from], version[to]});
   };
   for (std::size_t u = 0; u < n; ++u)
     for (auto [w, b] : out[u]) {
@@ -226,11 +232,11 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   while (k > opt.max_clusters && !heap.empty()) {
     const candidate c = heap.top();
     heap.pop();
-    if (!alive[c.lo] || !alive[c.hi] || version[c.lo] != c.vlo || version[c.hi] != c.vhi) continue;
+    if (!alive[c.from] || !alive[c.to] || version[c.from] != c.vfrom || version[c.to] != c.vto) continue;
     if (merged_memory(c.from, c.to) > opt.cost.device_memory_bytes) continue;  // only grows: drop
     if (!convex(c.from, c.to)) continue;  // re-queued when either end merges
     // Merge the later-numbered representative into the smaller one.
-    const std::size_t keep = c.lo, gone = c.hi;
+    const std::size_t keep = c.lo(), gone = c.hi();
     reorder(c.from, c.to, keep);  // uses the adjacency before the merge
     const double between = bytes_between(keep, gone);
     cu[keep] += cu[gone];

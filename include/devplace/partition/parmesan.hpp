@@ -84,6 +84,10 @@ inline parmesan_step parmesan_one(const op_graph& g, const parmesan_options& opt
   const op_graph q = to_op_graph(views::quotient(g, c.cluster_of));
   partition_options bounded = po;
   bounded.upper_bound_ms = std::min(po.upper_bound_ms, bound);
+  // A quotient of about K clusters needs few visits; one left with many independent clusters
+  // (clustering stopped early, e.g. at the memory limit) has astronomically many down-sets and
+  // would walk the whole visit budget per pass: there, the clustered fixed-order split is used.
+  bounded.max_visits = std::min(po.max_visits, std::max<std::uint64_t>(po.max_downsets, 1));
   partition_result dp = pipeline_dp(q, bounded);
   st.dp_status = dp.status;
   if (dp.status == status::infeasible && bound < po.upper_bound_ms) {

@@ -18,8 +18,8 @@
 ///   * a down-set F whose remaining compute cannot fit in the remaining S − s stages
 ///     ((Σ c_u(V ∖ F)) / (R (S − s)) > U) is not kept.
 /// The last stage is V ∖ F' and is costed directly. Only down-sets reachable under the bound are
-/// ever created; `max_downsets` caps them (status `work_limit`, the fixed-order solution
-/// attached). The result is `optimal` whenever the search completed: it is exact.
+/// ever created; `max_downsets` caps them, and `max_visits` the down-sets visited in a pass
+/// (status `work_limit`, the fixed-order solution attached). The result is `optimal` whenever the search completed: it is exact.
 ///
 /// Complexity: O(S · P · (n/64 + d̄)) for the P (down-set, stage) pairs within the bound, memory
 /// O(N · n/64) for the N down-sets created. See docs/partition.md for measured figures.
@@ -123,6 +123,7 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   std::vector<std::uint32_t> frontier{0};                // ids with finite T in the previous layer
   std::vector<double> T_prev{0.0};                       // indexed by id
   bool capped = false;
+  std::uint64_t visits = 0;
 
   for (std::size_t layer = 1; layer < S && !capped; ++layer) {
     std::vector<double>& Tl = T[layer];
@@ -141,6 +142,10 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
         if (!base.test(p) && ((down_compute[p] - bp.c) / R > U || (down_internal[p] - bp.mem) / mb > budget))
           blocked.set(p);
       (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
+        if (++visits > o.max_visits) {
+          capped = true;
+          return downset_action::stop;
+        }
         if (a.c / R > U || a.mem / mb > budget) return downset_action::prune;
         const double t = stage_time_ms(a.c, a.cut, cost);
         if (t > U || !stage_fits(stage_memory_bytes(a.mem, a.cut, cost), cost)) return downset_action::proceed;

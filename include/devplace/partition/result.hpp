@@ -15,6 +15,9 @@ struct partition_options {
   std::size_t stages = 1;          ///< S: exactly S non-empty stages
   stage_cost_options cost;         ///< R, MB, device memory, β̄: the stage cost model (stage_cost.hpp)
   std::uint64_t max_downsets = 2'000'000;  ///< pipeline_dp: cap on the down-sets it may create
+  /// pipeline_dp: cap on the down-sets it may visit in one pass, kept or not (a graph with many
+  /// independent parts has astronomically many, nearly all over the bound); status `work_limit`.
+  std::uint64_t max_visits = 50'000'000;
   /// pipeline_dp: seek only partitions with objective <= this; when none exists the status is
   /// `infeasible` (read: none under the bound). Cuts the search when a good partition is known.
   double upper_bound_ms = std::numeric_limits<double>::infinity();
