@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/ilp/builders/phaze_schedule.hpp"
 #include "devplace/phaze/estimator.hpp"
 
