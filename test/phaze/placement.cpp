@@ -268,6 +268,9 @@ TEST_CASE("phaze placement: statuses and argument checks") {
   const auto g = random_layers(rng, chain(4));
   CHECK(phaze::place(g, {.devices = 4, .global_batch = 8, .device_memory_bytes = 1}).status == status::infeasible);
   CHECK(phaze::place(g, {.devices = 4, .global_batch = 8, .max_downsets = 3}).status == status::work_limit);
+  // 5 down-sets x (4 + 1) x (4 + 1) = 125 entries
+  CHECK(phaze::place(g, {.devices = 4, .global_batch = 8, .max_table_entries = 124}).status == status::work_limit);
+  CHECK(phaze::place(g, {.devices = 4, .global_batch = 8, .max_table_entries = 125}).status == status::optimal);
   CHECK_THROWS_AS(phaze::place(g, {.devices = 0}), std::invalid_argument);
   CHECK_THROWS_AS(phaze::place(g, {.devices = 2, .bandwidth_gbps = 0}), std::invalid_argument);
   std::vector<workload_variant<op_graph>> vs{{.micro_batch = 3, .graph = g}};

@@ -178,7 +178,8 @@ class placement_dp {
 /// The best PHAZE plan over the variants (each a t and b) and the activation policies. Status:
 /// `optimal` (proved under the model), `infeasible` (nothing fits), `work_limit` (a variant has more
 /// than `max_downsets` down-sets; it is skipped, the best of the others is returned). Ties go to the
-/// earlier variant, stashing before recomputation, smaller d, then fewer stages.
+/// earlier variant, stashing before recomputation, smaller d, then fewer stages. A variant whose
+/// table would exceed `max_table_entries` is skipped with `work_limit` too.
 template <class G>
   requires profiled_dag<std::remove_cvref_t<G>> && bidirectional_dag<std::remove_cvref_t<G>>
 placement place(std::span<const workload_variant<G>> variants, const placement_options& o) {
@@ -194,8 +195,9 @@ placement place(std::span<const workload_variant<G>> variants, const placement_o
     const auto t = detail::make_layer_table(w);
     DEVPLACE_EXPECTS(o.global_batch % t.micro_batch == 0, "phaze: global_batch must be a multiple of micro_batch");
     const auto family = detail::successor_closed_downsets(w.graph, o.max_downsets);
-    if (family.status != status::optimal) {
-      slot[i].status = family.status;
+    const double entries = double(family.sets.size()) * double(std::min(o.devices, t.n) + 1) * double(o.devices + 1);
+    if (family.status != status::optimal || entries > double(o.max_table_entries)) {
+      slot[i].status = status::work_limit;
       slot[i].downsets = family.sets.size();
       return;
     }

@@ -50,6 +50,7 @@ struct placement_options {
   double resync_factor = 4;       ///< c of eq. 18
   recompute_policy recompute = recompute_policy::both;
   std::size_t max_downsets = 200000;  ///< the DP stops with status::work_limit above this
+  std::size_t max_table_entries = std::size_t{1} << 27;  ///< N (S+1)(K+1) doubles (1 GiB); above: work_limit
   unsigned threads = 1;           ///< workers over (variant, recompute) pairs (executor.hpp)
 };
 
