@@ -178,8 +178,9 @@ class placement_dp {
 /// The best PHAZE plan over the variants (each a t and b) and the activation policies. Status:
 /// `optimal` (proved under the model), `infeasible` (nothing fits), `work_limit` (a variant has more
 /// than `max_downsets` down-sets; it is skipped, the best of the others is returned). Ties go to the
-/// earlier variant, stashing before recomputation, smaller d, then fewer stages. A variant whose
-/// table would exceed `max_table_entries` is skipped with `work_limit` too.
+/// earlier variant, stashing before recomputation, smaller d, then the smaller rest D′ (down-sets
+/// by size), then fewer stages. A variant whose table would exceed `max_table_entries` is skipped
+/// with `work_limit` too.
 template <class G>
   requires profiled_dag<std::remove_cvref_t<G>> && bidirectional_dag<std::remove_cvref_t<G>>
 placement place(std::span<const workload_variant<G>> variants, const placement_options& o) {
