@@ -8,6 +8,7 @@
 #include "commands/map.hpp"
 #include "commands/mcm.hpp"
 #include "commands/partition.hpp"
+#include "commands/phaze.hpp"
 #include "commands/peer.hpp"
 #include "commands/plan.hpp"
 #include "commands/simulate.hpp"
@@ -26,6 +27,7 @@ inline void register_all(CLI::App& app) {
   register_peer(app);
   register_mcm(app);
   register_dfmodel(app);
+  register_phaze(app);
 }
 
 }  // namespace devplace::cli

@@ -1,0 +1,190 @@
+#pragma once
+/// \file phaze/workload.hpp
+/// From an operator graph to PHAZE's per-architecture throughput (seed-phaze.md §1.4, Algorithm 1
+/// `run_dp`; docs/phaze.md):
+///   1. `split_layers`: the layers are contiguous blocks of the topological order (equal operator
+///      counts); the graph formats carry no layer ids. The quotient has edges only forwards.
+///   2. `make_layer_graph`: per configuration and micro-batch size b, the operator latencies
+///      (phaze/estimator.hpp, activations scaled by b / b₀ for a graph profiled at b₀), each
+///      layer's forward and backward makespan (phaze/layer_schedule.hpp, identical layers
+///      scheduled once), and the layer graph the DP reads: fwd_ms, bwd_ms, param_bytes, the
+///      layer's activations (Σ outputs of its non-zero-cost operators) as its memory, and the
+///      bytes between layers on the edges.
+///   3. `evaluate_architecture`: the placement DP (phaze/placement.hpp) over the micro-batch sizes
+///      and both activation policies, for every HBM size; the best samples/s wins (ties: the
+///      smaller HBM). A pure function of the configuration, as the sweep needs.
+/// Tensor parallelism needs layer-slice graphs (PHAZE extracts them with Megatron-LM); the graph
+/// format has none, so this path uses t = 1.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "devplace/algorithm/topological_sort.hpp"
+#include "devplace/phaze/layer_schedule.hpp"
+#include "devplace/phaze/placement.hpp"
+
+namespace devplace::phaze {
+
+struct layer_split {
+  std::vector<std::size_t> layer_of;               ///< per operator
+  std::vector<std::vector<std::size_t>> members;   ///< per layer, in topological order
+};
+
+/// `layers` contiguous blocks of the topological order (fewer when the graph is smaller).
+[[nodiscard]] inline layer_split split_layers(const op_graph& g, std::size_t layers) {
+  DEVPLACE_EXPECTS(layers >= 1, "phaze: split_layers: layers must be >= 1");
+  const std::size_t n = g.num_vertices();
+  DEVPLACE_EXPECTS(n >= 1, "phaze: split_layers: the graph is empty");
+  const auto topo = topological_sort(g);
+  DEVPLACE_EXPECTS(topo.status == status::optimal, "phaze: split_layers: the graph has a cycle");
+  const std::size_t L = std::min(layers, n);
+  layer_split s;
+  s.layer_of.resize(n);
+  s.members.resize(L);
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::size_t l = p * L / n;
+    s.layer_of[topo.order[p]] = l;
+    s.members[l].push_back(topo.order[p]);
+  }
+  return s;
+}
+
+struct workload_options {
+  std::size_t layers = 24;
+  estimator_options estimator;
+  layer_schedule_options scheduling;
+};
+
+/// How the layers of one layer graph were scheduled.
+struct layer_report {
+  std::vector<layer_timing> layers;
+  std::size_t unique_layers = 0;  ///< distinct layer problems actually scheduled
+  [[nodiscard]] std::size_t proved_passes() const {
+    std::size_t k = 0;
+    for (const auto& l : layers) k += l.forward.proved() + l.backward.proved();
+    return k;
+  }
+};
+
+struct layer_graph {
+  workload_variant<op_graph> variant;
+  layer_report report;
+};
+
+namespace detail {
+
+inline void append_bits(std::string& key, double x) {
+  char buf[sizeof(double)];
+  std::memcpy(buf, &x, sizeof x);
+  key.append(buf, sizeof buf);
+}
+
+/// A byte string that equals another iff the two layer problems are identical.
+inline std::string problem_key(const layer_problem& p) {
+  std::string key;
+  for (std::size_t i = 0; i < p.forward.size(); ++i) {
+    key += static_cast<char>(p.forward[i].kind);
+    for (double x : {p.forward[i].latency, p.forward[i].parallel_latency, p.backward[i].latency, p.backward[i].parallel_latency})
+      append_bits(key, x);
+    for (int w : p.successors[i]) key += std::to_string(w) + ",";
+    key += ";";
+  }
+  return key;
+}
+
+}  // namespace detail
+
+/// The layer graph of `g` on configuration `c` at micro-batch size `micro_batch`; `g` was profiled
+/// at `base_micro_batch`.
+template <class Solver = no_ilp>
+[[nodiscard]] layer_graph make_layer_graph(const op_graph& g, const layer_split& split, const core_config& c,
+                                           std::size_t micro_batch, double base_micro_batch,
+                                           const workload_options& o = {}, const Solver& solver = {}) {
+  DEVPLACE_EXPECTS(split.layer_of.size() == g.num_vertices(), "phaze: make_layer_graph: the split is of another graph");
+  DEVPLACE_EXPECTS(micro_batch >= 1 && base_micro_batch > 0, "phaze: make_layer_graph: micro-batch sizes must be > 0");
+  const double scale = static_cast<double>(micro_batch) / base_micro_batch;
+  const std::size_t n = g.num_vertices();
+  std::vector<op_class> kind(n);
+  std::vector<op_latency> lat(n);
+  std::vector<double> activation(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto w = operator_work(g, v, o.estimator, scale);
+    kind[v] = w.kind;
+    lat[v] = estimate_latency(w, c, o.estimator);
+    const double out = g.op(v).out_bytes;
+    if (w.kind != op_class::nop) activation[v] = (out >= 0 ? out : 0) * scale;
+  }
+  layer_graph r;
+  std::map<std::string, layer_timing> memo;
+  op_graph_builder b;
+  for (std::size_t l = 0; l < split.members.size(); ++l) {
+    const auto problem = make_layer_problem(g, split.members[l], kind, lat);
+    auto [it, fresh] = memo.try_emplace(detail::problem_key(problem));
+    if (fresh) it->second = schedule_layer(problem, c, solver, o.scheduling);
+    r.report.layers.push_back(it->second);
+    op_attributes a{.id = static_cast<std::int64_t>(l), .fwd_ms = it->second.forward.makespan_ms,
+                    .bwd_ms = it->second.backward.makespan_ms};
+    for (auto v : split.members[l]) a.param_bytes += g.param_bytes(v), a.fwd_mem_bytes += activation[v];
+    b.add_op(a);
+  }
+  r.report.unique_layers = memo.size();
+  for (std::size_t u = 0; u < n; ++u)
+    for (auto v : g.out_edges(u))
+      if (split.layer_of[u] != split.layer_of[v])
+        b.add_edge(split.layer_of[u], split.layer_of[v], g.edge_bytes(u, v) * scale);
+  r.variant.micro_batch = micro_batch;
+  r.variant.graph = std::move(b).build();
+  return r;
+}
+
+struct architecture_options {
+  placement_options placement{.devices = 1024, .global_batch = 4096};
+  std::vector<double> hbm_bytes{32.0 * (1ull << 30), 64.0 * (1ull << 30), 80.0 * (1ull << 30)};
+  std::vector<std::size_t> micro_batches{1, 2, 4, 8};
+  workload_options workload;
+};
+
+struct architecture_result {
+  double samples_per_s = 0;   ///< 0 when nothing fits
+  double hbm_bytes = 0;
+  placement plan;
+  layer_report report;        ///< of the chosen micro-batch size
+};
+
+/// PHAZE's throughput of configuration `c` on the workload (see the file comment).
+template <class Solver = no_ilp>
+[[nodiscard]] architecture_result evaluate_architecture(const op_graph& g, const layer_split& split, const core_config& c,
+                                                        const architecture_options& o, const Solver& solver = {}) {
+  DEVPLACE_EXPECTS(!o.hbm_bytes.empty() && !o.micro_batches.empty(), "phaze: evaluate_architecture: empty HBM or micro-batch list");
+  const double b0 = g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
+  std::vector<workload_variant<op_graph>> variants;
+  std::vector<layer_report> reports;
+  for (auto b : o.micro_batches)
+    if (b >= 1 && o.placement.global_batch % b == 0) {
+      auto lg = make_layer_graph(g, split, c, b, b0, o.workload, solver);
+      variants.push_back(std::move(lg.variant));
+      reports.push_back(std::move(lg.report));
+    }
+  DEVPLACE_EXPECTS(!variants.empty(), "phaze: evaluate_architecture: no micro-batch size divides the global batch");
+  architecture_result best;
+  for (double hbm : o.hbm_bytes) {
+    auto po = o.placement;
+    po.device_memory_bytes = hbm;
+    auto p = place(std::span<const workload_variant<op_graph>>(variants), po);
+    if (p.has_solution() && p.samples_per_s > best.samples_per_s) {
+      best.samples_per_s = p.samples_per_s;
+      best.hbm_bytes = hbm;
+      for (std::size_t i = 0; i < variants.size(); ++i)
+        if (variants[i].micro_batch == p.micro_batch) best.report = reports[i];
+      best.plan = std::move(p);
+    }
+  }
+  return best;
+}
+
+}  // namespace devplace::phaze
