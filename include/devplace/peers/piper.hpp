@@ -27,6 +27,7 @@
 /// adds nothing. This gives the values of the straightforward recurrence exactly.
 /// Time O(pairs · Σ_{t,d} (|X| log S̄ + K · steps)); memory O(sets · K · steps).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -49,6 +50,9 @@ namespace devplace::peers {
 
 struct piper_options : piper_overrides {
   std::uint64_t max_sets = 1'000'000;  ///< stop (status work_limit) beyond this many sets
+  /// DP rounds with a guessed bound (1.08·1.25^r times a lower bound) before the unbounded one;
+  /// each is exact when it finds a chain within its bound. 0 = always unbounded.
+  int bounded_rounds = 3;
 };
 
 struct piper_result {
@@ -139,23 +143,34 @@ class piper_stage_tables {
     bound_s_ = std::min(p.microbatches, p.devices);
   }
   [[nodiscard]] std::size_t bound_s() const noexcept { return bound_s_; }
+  [[nodiscard]] std::size_t devices() const noexcept { return p_->devices; }
 
-  /// The items of stage `x` at degree t and data parallelism d.
-  void items(const piper_stage_view& x, int t, std::size_t d, std::vector<piper_item>& out) const {
-    out.resize(x.nodes.size());
+  /// The cut-edge bytes of every option of every node of stage `x` at degree t.
+  void edge_bytes(const piper_stage_view& x, int t) {
+    opts_.resize(x.nodes.size());
+    bytes_.resize(x.nodes.size());
     for (std::size_t i = 0; i < x.nodes.size(); ++i) {
       const std::size_t v = x.nodes[i];
-      const auto& opts = in_->nodes[v].tmpcs.at(t);
+      opts_[i] = &in_->nodes[v].tmpcs.at(t);
+      for (std::size_t l = 0; l < opts_[i]->size(); ++l)
+        bytes_[i][l] = piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
+    }
+  }
+  /// The items at data parallelism d, after `edge_bytes`.
+  void items(std::size_t d, std::vector<piper_item>& out) const {
+    out.resize(opts_.size());
+    for (std::size_t i = 0; i < opts_.size(); ++i) {
+      const auto& opts = *opts_[i];
       piper_item& it = out[i];
       it.count = static_cast<std::uint8_t>(opts.size());
       for (std::size_t l = 0; l < opts.size(); ++l) {
-        const double e = piper_edge_bytes(*in_, v, opts[l], [&](std::size_t u) { return x.member[u] != 0; });
-        it.tau[l] = piper_tau(e, opts[l], d, *p_);
+        it.tau[l] = piper_tau(bytes_[i][l], opts[l], d, *p_);
         it.a[l] = opts[l].memory_a;
         it.b[l] = opts[l].memory_b;
       }
     }
   }
+  [[nodiscard]] piper_knapsack& knapsack() noexcept { return knapsack_; }
 
   /// Sets `x.degrees` to the degrees every node of x supports.
   void degrees(piper_stage_view& x) const {
@@ -170,15 +185,28 @@ class piper_stage_tables {
     }
   }
 
+  /// Calls `use(t, d, KS)` for every admissible (t, d) whose stage TPS can be ≤ `bound`
+  /// (KS[y] ≥ Σ min τ ≥ Σ min p / d, so the others are skipped).
   template <class Use>
-  void fill(const piper_stage_view& x, Use&& use) {
-    for (int t : x.degrees)
+  void fill(const piper_stage_view& x, double bound, Use&& use) {
+    for (int t : x.degrees) {
+      edge_bytes(x, t);
+      double compute = 0;
+      for (const auto* o : opts_) {
+        double m = (*o)[0].time_per_sample;
+        for (const auto& op : *o) m = std::min(m, op.time_per_sample);
+        compute += m;
+      }
       for (std::size_t d = 1; d * static_cast<std::size_t>(t) <= p_->devices; ++d) {
-        if (p_->microbatches % d != 0) continue;
-        items(x, t, d, items_);
-        piper_knapsack(items_, p_->memory_bytes, bound_s_ / d + 1, ks_);
+        if (p_->microbatches % d != 0 || compute / static_cast<double>(d) > bound * (1 + 1e-12)) continue;
+        items(d, items_);
+        double fastest = 0;
+        for (const auto& it : items_) fastest += it.count > 1 ? std::min(it.tau[0], it.tau[1]) : it.tau[0];
+        if (fastest > bound * (1 + 1e-12)) continue;
+        knapsack_.solve(items_, p_->memory_bytes, bound_s_ / d + 1, ks_);
         use(static_cast<std::size_t>(t), d, std::span<const double>(ks_));
       }
+    }
   }
 
  private:
@@ -186,8 +214,11 @@ class piper_stage_tables {
   const piper_params* p_;
   std::vector<int> all_degrees_;
   std::size_t bound_s_ = 0;
+  std::vector<const std::vector<io::piper_option>*> opts_;
+  std::vector<std::array<double, 2>> bytes_;
   std::vector<piper_item> items_;
   std::vector<double> ks_;
+  piper_knapsack knapsack_;
 };
 
 /// The finished dp[D][k][·] of every set, as steps: row (D, k) holds (s, value) for s = 0 and
@@ -198,6 +229,7 @@ struct piper_table {
   std::vector<std::uint32_t> step_s;
   std::vector<double> step_v;
   std::vector<char> same;
+  std::vector<std::size_t> first_finite;  ///< per set: the smallest k whose row has a finite value (K + 1 if none)
   [[nodiscard]] std::size_t row(std::size_t set, std::size_t k) const { return set * (K + 1) + k; }
   [[nodiscard]] double at(std::size_t set, std::size_t k, std::size_t s) const {
     const std::size_t r = row(set, k);
@@ -214,6 +246,9 @@ struct piper_table {
         if (k > 0) x = std::min(x, full[(k - 1) * w + s]);
         if (s > 0) x = std::min(x, full[k * w + s - 1]);
       }
+    first_finite.push_back(K + 1);
+    for (std::size_t k = K + 1; k-- > 0;)
+      if (full[k * w + S] < piper_infinity) first_finite.back() = k;
     for (std::size_t k = 0; k <= K; ++k) {
       if (begin.empty()) begin.push_back(0);
       for (std::size_t s = 0; s <= S; ++s)
@@ -232,15 +267,16 @@ struct piper_table {
 /// The candidates of one (D', t, d) into the raw array of D: at the steps of dp[D'][k − t·d]
 /// shifted by d, and at the steps down of KS.
 inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, std::size_t d,
-                       std::span<const double> ks, std::vector<double>& raw) {
+                       std::span<const double> ks, double bound, std::vector<double>& raw) {
   const std::size_t K = tb.K, S = tb.S, w = S + 1;
   if (d > S || ks[1] >= piper_infinity) return;  // nothing fits even at y = 1 (and KS[y] is infinite beyond)
-  std::vector<std::size_t> ks_steps;
+  thread_local std::vector<std::size_t> ks_steps;
+  ks_steps.clear();
   for (std::size_t s = d + 1; s <= S; ++s) {
     const std::size_t y = (s + d - 1) / d;
     if (ks[y] < ks[(s + d - 2) / d]) ks_steps.push_back(s);
   }
-  for (std::size_t k = t * d; k <= K; ++k) {
+  for (std::size_t k = t * d + tb.first_finite[sub]; k <= K; ++k) {
     const std::size_t kr = k - t * d;
     if (kr > 0 && tb.same[tb.row(sub, kr)]) continue;  // the same candidates as at k − 1
     const std::size_t r = tb.row(sub, kr);
@@ -249,10 +285,14 @@ inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, st
       const std::size_t s = tb.step_s[i] + d;
       if (s > S) break;
       const double y = ks[(s + d - 1) / d];
-      if (y >= piper_infinity) break;
-      out[s] = std::min(out[s], std::max(tb.step_v[i], y));
+      if (y >= piper_infinity) break;  // infinite for every larger y
+      const double v = std::max(tb.step_v[i], y);
+      if (v <= bound) out[s] = std::min(out[s], v);
     }
-    for (auto s : ks_steps) out[s] = std::min(out[s], std::max(tb.at(sub, kr, s - d), ks[(s + d - 1) / d]));
+    for (auto s : ks_steps) {
+      const double v = std::max(tb.at(sub, kr, s - d), ks[(s + d - 1) / d]);
+      if (v <= bound) out[s] = std::min(out[s], v);
+    }
   }
 }
 
@@ -279,6 +319,54 @@ std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, pipe
   return pairs;
 }
 
+
+/// Fills `tb` with dp[D][k][·] for every set, keeping only candidates ≤ `bound`. Returns the
+/// number of pairs.
+inline std::uint64_t piper_run_dp(const piper_space& sp, piper_stage_tables& tables, piper_stage_view& x, double bound,
+                                  piper_table& tb) {
+  tb = piper_table{};
+  tb.K = tables.devices();
+  tb.S = tables.bound_s();
+  std::vector<double> raw((tb.K + 1) * (tb.S + 1), 0.0);
+  tb.append(raw);  // ∅: 0 everywhere
+  std::uint64_t pairs = 0;
+  for (std::size_t set = 1; set < sp.sets.size(); ++set) {
+    std::fill(raw.begin(), raw.end(), piper_infinity);
+    pairs += piper_for_each_subset(sp, set, x, [&](std::size_t sub, piper_stage_view& stage) {
+      if (tb.first_finite[sub] > tb.K) return true;
+      tables.degrees(stage);
+      tables.fill(stage, bound, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+        piper_push(tb, sub, t, d, ks, bound, raw);
+      });
+      return true;
+    });
+    tb.append(raw);
+  }
+  return pairs;
+}
+
+/// Upstream's choice of the answer: the first (k, s ≥ 1) improving by more than 1e-9.
+inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_used, std::size_t& s_used) {
+  double best = piper_infinity;
+  for (std::size_t k = 0; k <= tb.K; ++k)
+    for (std::size_t s = 1; s <= tb.S; ++s)
+      if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
+  return best;
+}
+
+/// A lower bound on the TPS: every stage runs Σp/d on t·d devices, so the device time of node
+/// v is at least min over (t, option) of t·p, and the K devices share it.
+inline double piper_lower_bound(const io::piper_instance& in, const piper_params& p) {
+  double work = 0;
+  for (const auto& n : in.nodes) {
+    double m = piper_infinity;
+    for (const auto& [t, opts] : n.tmpcs)
+      for (const auto& o : opts) m = std::min(m, static_cast<double>(t) * o.time_per_sample);
+    work += m;
+  }
+  return work / static_cast<double>(p.devices);
+}
+
 }  // namespace detail
 
 /// Runs Piper's DP on `in` with K, M, BW from `opt` (else the file's header). The split is
@@ -300,29 +388,24 @@ std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, pipe
     return res;
   }
   detail::piper_stage_tables tables(in, p);
-  detail::piper_table tb;
-  tb.K = p.devices;
-  tb.S = tables.bound_s();
-  const std::size_t w = tb.S + 1;
-  std::vector<double> raw((tb.K + 1) * w, 0.0);
-  tb.append(raw);  // ∅: 0 everywhere
   detail::piper_stage_view x;
   x.member.assign(in.nodes.size(), 0);
-  for (std::size_t set = 1; set < sp.sets.size(); ++set) {
-    std::fill(raw.begin(), raw.end(), piper_infinity);
-    res.set_pairs += detail::piper_for_each_subset(sp, set, x, [&](std::size_t sub, detail::piper_stage_view& stage) {
-      tables.degrees(stage);
-      tables.fill(stage, [&](std::size_t t, std::size_t d, std::span<const double> ks) { detail::piper_push(tb, sub, t, d, ks, raw); });
-      return true;
-    });
-    tb.append(raw);
+  // Candidates above a bound cannot be on a chain of that value: a bound at least the optimum
+  // gives the exact answer. Start just above a lower bound and raise it until the DP finds a
+  // chain within it; the last resort is no bound.
+  detail::piper_table tb;
+  double best = piper_infinity;
+  std::size_t k_used = 0, s_used = 0;
+  const double lower = detail::piper_lower_bound(in, p);
+  int round = 0;
+  for (double guess = lower * 1.08;; guess *= 1.25, ++round) {
+    const bool last = !(lower > 0) || round == opt.bounded_rounds;
+    const double bound = last ? piper_infinity : guess;
+    res.set_pairs = detail::piper_run_dp(sp, tables, x, bound, tb);
+    best = detail::piper_best(tb, sp.sets.size() - 1, k_used, s_used);
+    if (last || best <= bound) break;
   }
   const std::size_t all = sp.sets.size() - 1;
-  std::size_t k_used = 0, s_used = 0;
-  double best = piper_infinity;
-  for (std::size_t k = 0; k <= tb.K; ++k)
-    for (std::size_t s = 1; s <= tb.S; ++s)
-      if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
   res.dp_value = best;
   if (best > piper_infinity / 2) {
     res.time_s = elapsed();
@@ -338,13 +421,13 @@ std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, pipe
     bool found = false;
     (void)detail::piper_for_each_subset(sp, cur, x, [&](std::size_t sub, detail::piper_stage_view& stage) {
       tables.degrees(stage);
-      tables.fill(stage, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+      tables.fill(stage, piper_infinity, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
         if (found || t * d > k || d > s) return;
         const double v = std::max(tb.at(sub, k - t * d, s - d), ks[(s + d - 1) / d]);
         if (!(std::abs(target - v) < 1e-9)) return;
         found = true;
-        tables.items(stage, static_cast<int>(t), d, items);
-        const auto choice = piper_knapsack_choice(items, p.memory_bytes, (s + d - 1) / d);
+        tables.items(d, items);
+        const auto choice = tables.knapsack().choice(items, p.memory_bytes, (s + d - 1) / d);
         res.stages.push_back({stage.nodes, t, d, std::vector<std::size_t>(choice.begin(), choice.end())});
         k -= t * d;
         s -= d;

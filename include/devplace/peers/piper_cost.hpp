@@ -120,7 +120,9 @@ inline void piper_fastest(std::span<const piper_item> items, std::vector<std::ui
 /// Upstream's fast knapsack heuristic at one y whose all-fastest choice does not fit: starting
 /// from `h` = fastest, apply the memory-saving swaps by increasing (Δτ / saving, node, option)
 /// until the excess is below 1e-9. Returns false when even the lowest-memory choice does not fit.
-inline bool piper_shave(std::span<const piper_item> items, double cap, double y, std::vector<std::uint8_t>& h) {
+using piper_swap = std::tuple<double, std::size_t, std::uint8_t>;
+inline bool piper_shave(std::span<const piper_item> items, double cap, double y, std::vector<std::uint8_t>& h,
+                        std::vector<piper_swap>& swaps) {
   double low = 0.0;
   for (const auto& it : items) {
     std::uint8_t l = 0;
@@ -129,7 +131,7 @@ inline bool piper_shave(std::span<const piper_item> items, double cap, double y,
   }
   if (low > cap) return false;
   double shave = piper_memory_of(items, h, y) - cap;
-  std::vector<std::tuple<double, std::size_t, std::uint8_t>> swaps;
+  swaps.clear();
   for (std::size_t i = 0; i < items.size(); ++i)
     for (std::uint8_t l = 0; l < items[i].count; ++l) {
       const double saving = (items[i].a[h[i]] * y + items[i].b[h[i]]) - (items[i].a[l] * y + items[i].b[l]);
@@ -146,37 +148,45 @@ inline bool piper_shave(std::span<const piper_item> items, double cap, double y,
 
 }  // namespace detail
 
-/// Upstream `solveKnapsack` (fast heuristic) for y = 1..max_y: `values[y]` is the stage TPS of
-/// the chosen options, `piper_infinity` when the lowest-memory choice does not fit (then for
-/// every larger y too); `values[0]` is infinite. The all-fastest choice is used while it fits
-/// (memory only grows with y, so that is a prefix of y, found by bisection).
-/// O(n log max_y + n log n per y beyond that prefix).
-inline void piper_knapsack(std::span<const piper_item> items, double cap, std::size_t max_y, std::vector<double>& values) {
-  values.assign(max_y + 1, piper_infinity);
-  std::vector<std::uint8_t> fast, h;
-  detail::piper_fastest(items, fast);
-  std::size_t lo = 0, hi = max_y;  // largest y in [0, max_y] where the fastest choice fits
-  while (lo < hi) {
-    const std::size_t mid = (lo + hi + 1) / 2;
-    if (detail::piper_memory_of(items, fast, static_cast<double>(mid)) <= cap) lo = mid; else hi = mid - 1;
+/// Upstream `solveKnapsack` with its fast heuristic (`KNAPSACK_FAST_HEURISTIC`), with reusable
+/// scratch space. Items are in the stage's node order (ascending node id), ≤ 2 options each.
+class piper_knapsack {
+ public:
+  /// `values[y]` for y = 1..max_y is the stage TPS of the chosen options, `piper_infinity`
+  /// when the lowest-memory choice does not fit (then for every larger y too); `values[0]` is
+  /// infinite. The all-fastest choice is used while it fits (memory only grows with y, so that
+  /// is a prefix of y, found by bisection). O(n log max_y + n log n per y beyond that prefix).
+  void solve(std::span<const piper_item> items, double cap, std::size_t max_y, std::vector<double>& values) {
+    values.assign(max_y + 1, piper_infinity);
+    detail::piper_fastest(items, fast_);
+    std::size_t lo = 0, hi = max_y;  // largest y in [0, max_y] where the fastest choice fits
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi + 1) / 2;
+      if (detail::piper_memory_of(items, fast_, static_cast<double>(mid)) <= cap) lo = mid; else hi = mid - 1;
+    }
+    if (lo > 0)
+      std::fill(values.begin() + 1, values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, detail::piper_tps_of(items, fast_));
+    for (std::size_t y = lo + 1; y <= max_y; ++y) {
+      h_ = fast_;
+      if (!detail::piper_shave(items, cap, static_cast<double>(y), h_, swaps_)) break;
+      values[y] = detail::piper_tps_of(items, h_);
+    }
   }
-  if (lo > 0) std::fill(values.begin() + 1, values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, detail::piper_tps_of(items, fast));
-  for (std::size_t y = lo + 1; y <= max_y; ++y) {
-    h = fast;
-    if (!detail::piper_shave(items, cap, static_cast<double>(y), h)) break;
-    values[y] = detail::piper_tps_of(items, h);
-  }
-}
 
-/// The option indices the heuristic picks at one y (the witness of `values[y]`); empty when
-/// nothing fits.
-[[nodiscard]] inline std::vector<std::uint8_t> piper_knapsack_choice(std::span<const piper_item> items, double cap, std::size_t y) {
-  std::vector<std::uint8_t> h;
-  detail::piper_fastest(items, h);
-  if (detail::piper_memory_of(items, h, static_cast<double>(y)) <= cap) return h;
-  if (!detail::piper_shave(items, cap, static_cast<double>(y), h)) return {};
-  return h;
-}
+  /// The option indices the heuristic picks at one y (the witness of `values[y]`); empty when
+  /// nothing fits.
+  [[nodiscard]] std::vector<std::uint8_t> choice(std::span<const piper_item> items, double cap, std::size_t y) {
+    std::vector<std::uint8_t> h;
+    detail::piper_fastest(items, h);
+    if (detail::piper_memory_of(items, h, static_cast<double>(y)) <= cap) return h;
+    if (!detail::piper_shave(items, cap, static_cast<double>(y), h, swaps_)) return {};
+    return h;
+  }
+
+ private:
+  std::vector<std::uint8_t> fast_, h_;
+  std::vector<detail::piper_swap> swaps_;
+};
 
 /// The TPS of a split (stages in pipeline order, the first holding the sources), upstream
 /// `getTPSForResult`: max over stages of (edgeBytes/d + Σ resync)/BW + Σp/d, `piper_infinity`
