@@ -28,6 +28,7 @@
 /// Time O(pairs · Σ_{t,d} (|X| log S̄ + K · steps)); memory O(sets · K · steps).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -77,12 +78,19 @@ struct piper_space {
   std::vector<std::uint64_t> zobrist;  ///< per vertex
   std::vector<std::uint64_t> keys;     ///< per set
   std::unordered_map<std::uint64_t, std::uint32_t> index;
+  std::vector<double> work;            ///< per vertex: min over (t, option) of t·p
 };
 
+/// Accumulates, over the stage's nodes, the key and the device-time bound Σ min_{t,o} t·p.
 struct piper_key_acc {
   const piper_space* sp = nullptr;
   std::uint64_t key = 0;
-  void add(std::size_t q, const devplace::detail::dynamic_bitset&) { key ^= sp->zobrist[sp->forward.vertex_at(q)]; }
+  double work = 0;
+  void add(std::size_t q, const devplace::detail::dynamic_bitset&) {
+    const std::size_t v = sp->forward.vertex_at(q);
+    key ^= sp->zobrist[v];
+    work += sp->work[v];
+  }
 };
 
 [[nodiscard]] inline std::uint64_t piper_mix(std::uint64_t& s) {
@@ -108,6 +116,10 @@ inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_
   });
   if (st != status::optimal) return status::work_limit;
   std::stable_sort(sp.sets.begin(), sp.sets.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  sp.work.assign(in.nodes.size(), piper_infinity);
+  for (std::size_t v = 0; v < in.nodes.size(); ++v)
+    for (const auto& [t, opts] : in.nodes[v].tmpcs)
+      for (const auto& o : opts) sp.work[v] = std::min(sp.work[v], static_cast<double>(t) * o.time_per_sample);
   for (std::uint64_t seed = 0x5eedf00dull;; ++seed) {
     std::uint64_t s = seed;
     sp.zobrist.assign(in.nodes.size(), 0);
@@ -185,10 +197,10 @@ class piper_stage_tables {
     }
   }
 
-  /// Calls `use(t, d, KS)` for every admissible (t, d) whose stage TPS can be ≤ `bound`
+  /// Calls `use(t, d, KS)` for every admissible (t, d), t·d ≤ `max_devices`, whose stage TPS can be ≤ `bound`
   /// (KS[y] ≥ Σ min τ ≥ Σ min p / d, so the others are skipped).
   template <class Use>
-  void fill(const piper_stage_view& x, double bound, Use&& use) {
+  void fill(const piper_stage_view& x, double bound, std::size_t max_devices, Use&& use) {
     for (int t : x.degrees) {
       edge_bytes(x, t);
       double compute = 0;
@@ -197,7 +209,7 @@ class piper_stage_tables {
         for (const auto& op : *o) m = std::min(m, op.time_per_sample);
         compute += m;
       }
-      for (std::size_t d = 1; d * static_cast<std::size_t>(t) <= p_->devices; ++d) {
+      for (std::size_t d = 1; d * static_cast<std::size_t>(t) <= max_devices; ++d) {
         if (p_->microbatches % d != 0 || compute / static_cast<double>(d) > bound * (1 + 1e-12)) continue;
         items(d, items_);
         double fastest = 0;
@@ -296,20 +308,23 @@ inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, st
   }
 }
 
-/// Calls `visit(sub, x)` for every D' ⊊ D (set index `set`), with `x` holding the stage
-/// D ∖ D' (nodes and membership); `visit` returns false to stop. Returns the number of pairs visited.
-template <class Visit>
-std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, piper_stage_view& x, Visit&& visit) {
+/// Calls `visit(sub, x)` for every D' ⊊ D (set index `set`) that `keep(sub, work)` accepts
+/// (work = Σ over the stage of `piper_space::work`), with `x` holding the stage D ∖ D' (nodes
+/// and membership); `visit` returns false to stop. Returns the number of pairs, all counted.
+template <class Keep, class Visit>
+std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, piper_stage_view& x, Keep&& keep, Visit&& visit) {
   const auto& e = sp.forward;
   devplace::detail::dynamic_bitset base = e.full_set();
   for (auto v : sp.sets[set]) base.reset(e.position_of(v));
   std::uint64_t pairs = 0;
-  (void)e.for_each_superset(base, piper_key_acc{&sp, 0}, [&](const devplace::detail::dynamic_bitset& f, const piper_key_acc& acc) {
+  (void)e.for_each_superset(base, piper_key_acc{&sp, 0, 0.0}, [&](const devplace::detail::dynamic_bitset& f, const piper_key_acc& acc) {
     ++pairs;
     const auto sub = sp.index.at(sp.keys[set] ^ acc.key);
+    if (!keep(static_cast<std::size_t>(sub), acc.work)) return downset_action::proceed;
     x.nodes.clear();
-    for (std::size_t p = 0; p < e.num_vertices(); ++p)
-      if (f.test(p) && !base.test(p)) x.nodes.push_back(e.vertex_at(p));
+    for (std::size_t k = 0; k < f.num_words(); ++k)
+      for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1)
+        x.nodes.push_back(e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
     std::sort(x.nodes.begin(), x.nodes.end());
     for (auto v : x.nodes) x.member[v] = 1;
     const bool go_on = visit(static_cast<std::size_t>(sub), x);
@@ -332,10 +347,14 @@ inline std::uint64_t piper_run_dp(const piper_space& sp, piper_stage_tables& tab
   std::uint64_t pairs = 0;
   for (std::size_t set = 1; set < sp.sets.size(); ++set) {
     std::fill(raw.begin(), raw.end(), piper_infinity);
-    pairs += piper_for_each_subset(sp, set, x, [&](std::size_t sub, piper_stage_view& stage) {
-      if (tb.first_finite[sub] > tb.K) return true;
+    // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of K.
+    auto keep = [&](std::size_t sub, double work) {
+      return tb.first_finite[sub] <= tb.K &&
+             work <= bound * static_cast<double>(tb.K - tb.first_finite[sub]) * (1 + 1e-12);
+    };
+    pairs += piper_for_each_subset(sp, set, x, keep, [&](std::size_t sub, piper_stage_view& stage) {
       tables.degrees(stage);
-      tables.fill(stage, bound, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+      tables.fill(stage, bound, tb.K - tb.first_finite[sub], [&](std::size_t t, std::size_t d, std::span<const double> ks) {
         piper_push(tb, sub, t, d, ks, bound, raw);
       });
       return true;
@@ -352,19 +371,6 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
     for (std::size_t s = 1; s <= tb.S; ++s)
       if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
   return best;
-}
-
-/// A lower bound on the TPS: every stage runs Σp/d on t·d devices, so the device time of node
-/// v is at least min over (t, option) of t·p, and the K devices share it.
-inline double piper_lower_bound(const io::piper_instance& in, const piper_params& p) {
-  double work = 0;
-  for (const auto& n : in.nodes) {
-    double m = piper_infinity;
-    for (const auto& [t, opts] : n.tmpcs)
-      for (const auto& o : opts) m = std::min(m, static_cast<double>(t) * o.time_per_sample);
-    work += m;
-  }
-  return work / static_cast<double>(p.devices);
 }
 
 }  // namespace detail
@@ -396,7 +402,10 @@ inline double piper_lower_bound(const io::piper_instance& in, const piper_params
   detail::piper_table tb;
   double best = piper_infinity;
   std::size_t k_used = 0, s_used = 0;
-  const double lower = detail::piper_lower_bound(in, p);
+  // Every stage runs Σp/d on t·d devices: the K devices share at least Σ_v min t·p of device time.
+  double lower = 0;
+  for (double w : sp.work) lower += w;
+  lower /= static_cast<double>(p.devices);
   int round = 0;
   for (double guess = lower * 1.08;; guess *= 1.25, ++round) {
     const bool last = !(lower > 0) || round == opt.bounded_rounds;
@@ -419,9 +428,10 @@ inline double piper_lower_bound(const io::piper_instance& in, const piper_params
   while (cur != 0) {
     const double target = tb.at(cur, k, s);
     bool found = false;
-    (void)detail::piper_for_each_subset(sp, cur, x, [&](std::size_t sub, detail::piper_stage_view& stage) {
+    (void)detail::piper_for_each_subset(sp, cur, x, [](std::size_t, double) { return true; },
+                                        [&](std::size_t sub, detail::piper_stage_view& stage) {
       tables.degrees(stage);
-      tables.fill(stage, piper_infinity, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+      tables.fill(stage, piper_infinity, k, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
         if (found || t * d > k || d > s) return;
         const double v = std::max(tb.at(sub, k - t * d, s - d), ks[(s + d - 1) / d]);
         if (!(std::abs(target - v) < 1e-9)) return;
