@@ -37,7 +37,6 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 #include "devplace/algorithm/downsets.hpp"
@@ -77,7 +76,14 @@ struct piper_space {
   std::vector<std::vector<std::size_t>> sets;  ///< Piper's sets as vertex lists, by size
   std::vector<std::uint64_t> zobrist;  ///< per vertex
   std::vector<std::uint64_t> keys;     ///< per set
-  std::unordered_map<std::uint64_t, std::uint32_t> index;
+  std::vector<std::uint64_t> slot_key;  ///< open addressing: key per slot
+  std::vector<std::uint32_t> slot_set;  ///< set per slot, UINT32_MAX = empty
+  /// The set with this key (keys are distinct and every key looked up belongs to a set).
+  [[nodiscard]] std::size_t find(std::uint64_t key) const {
+    const std::size_t mask = slot_key.size() - 1;
+    for (std::size_t h = key & mask;; h = (h + 1) & mask)
+      if (slot_key[h] == key && slot_set[h] != UINT32_MAX) return slot_set[h];
+  }
   std::vector<double> work;            ///< per vertex: min over (t, option) of t·p
 };
 
@@ -125,11 +131,18 @@ inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_
     sp.zobrist.assign(in.nodes.size(), 0);
     for (auto& z : sp.zobrist) z = piper_mix(s);
     sp.keys.assign(sp.sets.size(), 0);
-    sp.index.clear();
+    std::size_t cap = 16;
+    while (cap < 2 * sp.sets.size()) cap *= 2;
+    sp.slot_key.assign(cap, 0);
+    sp.slot_set.assign(cap, UINT32_MAX);
     bool distinct = true;
     for (std::size_t i = 0; i < sp.sets.size() && distinct; ++i) {
       for (auto v : sp.sets[i]) sp.keys[i] ^= sp.zobrist[v];
-      distinct = sp.index.emplace(sp.keys[i], static_cast<std::uint32_t>(i)).second;
+      std::size_t h = sp.keys[i] & (cap - 1);
+      while (sp.slot_set[h] != UINT32_MAX && sp.slot_key[h] != sp.keys[i]) h = (h + 1) & (cap - 1);
+      distinct = sp.slot_set[h] == UINT32_MAX;
+      sp.slot_key[h] = sp.keys[i];
+      sp.slot_set[h] = static_cast<std::uint32_t>(i);
     }
     if (distinct) return status::optimal;
   }
@@ -140,7 +153,7 @@ inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_
 struct piper_stage_view {
   std::vector<std::size_t> nodes;
   std::vector<char> member;
-  std::vector<int> degrees;
+  std::vector<int> degrees;  ///< indices into the instance's degrees (ascending t)
 };
 
 /// KS[t][d][y] of one stage for every admissible (t, d): `fill` calls `use(t, d, values)`.
@@ -153,17 +166,23 @@ class piper_stage_tables {
     std::sort(all_degrees_.begin(), all_degrees_.end());
     all_degrees_.erase(std::unique(all_degrees_.begin(), all_degrees_.end()), all_degrees_.end());
     bound_s_ = std::min(p.microbatches, p.devices);
+    by_degree_.assign(in.nodes.size() * all_degrees_.size(), nullptr);
+    for (std::size_t v = 0; v < in.nodes.size(); ++v)
+      for (std::size_t j = 0; j < all_degrees_.size(); ++j) {
+        const auto it = in.nodes[v].tmpcs.find(all_degrees_[j]);
+        if (it != in.nodes[v].tmpcs.end() && !it->second.empty()) by_degree_[v * all_degrees_.size() + j] = &it->second;
+      }
   }
   [[nodiscard]] std::size_t bound_s() const noexcept { return bound_s_; }
   [[nodiscard]] std::size_t devices() const noexcept { return p_->devices; }
 
-  /// The cut-edge bytes of every option of every node of stage `x` at degree t.
-  void edge_bytes(const piper_stage_view& x, int t) {
+  /// The cut-edge bytes of every option of every node of stage `x` at the j-th degree.
+  void edge_bytes(const piper_stage_view& x, std::size_t j) {
     opts_.resize(x.nodes.size());
     bytes_.resize(x.nodes.size());
     for (std::size_t i = 0; i < x.nodes.size(); ++i) {
       const std::size_t v = x.nodes[i];
-      opts_[i] = &in_->nodes[v].tmpcs.at(t);
+      opts_[i] = by_degree_[v * all_degrees_.size() + j];
       for (std::size_t l = 0; l < opts_[i]->size(); ++l)
         bytes_[i][l] = piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
     }
@@ -184,16 +203,14 @@ class piper_stage_tables {
   }
   [[nodiscard]] piper_knapsack& knapsack() noexcept { return knapsack_; }
 
-  /// Sets `x.degrees` to the degrees every node of x supports.
+  /// Sets `x.degrees` to the indices of the degrees every node of x supports.
   void degrees(piper_stage_view& x) const {
     x.degrees.clear();
-    for (int t : all_degrees_) {
+    const std::size_t nd = all_degrees_.size();
+    for (std::size_t j = 0; j < nd; ++j) {
       bool ok = true;
-      for (auto v : x.nodes) {
-        const auto it = in_->nodes[v].tmpcs.find(t);
-        ok = ok && it != in_->nodes[v].tmpcs.end() && !it->second.empty();
-      }
-      if (ok) x.degrees.push_back(t);
+      for (std::size_t i = 0; ok && i < x.nodes.size(); ++i) ok = by_degree_[x.nodes[i] * nd + j] != nullptr;
+      if (ok) x.degrees.push_back(static_cast<int>(j));
     }
   }
 
@@ -201,8 +218,9 @@ class piper_stage_tables {
   /// (KS[y] ≥ Σ min τ ≥ Σ min p / d, so the others are skipped).
   template <class Use>
   void fill(const piper_stage_view& x, double bound, std::size_t max_devices, Use&& use) {
-    for (int t : x.degrees) {
-      edge_bytes(x, t);
+    for (int j : x.degrees) {
+      const int t = all_degrees_[static_cast<std::size_t>(j)];
+      edge_bytes(x, static_cast<std::size_t>(j));
       double compute = 0;
       for (const auto* o : opts_) {
         double m = (*o)[0].time_per_sample;
@@ -225,6 +243,7 @@ class piper_stage_tables {
   const io::piper_instance* in_;
   const piper_params* p_;
   std::vector<int> all_degrees_;
+  std::vector<const std::vector<io::piper_option>*> by_degree_;  ///< per (node, degree index), null if none
   std::size_t bound_s_ = 0;
   std::vector<const std::vector<io::piper_option>*> opts_;
   std::vector<std::array<double, 2>> bytes_;
@@ -319,15 +338,15 @@ std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, pipe
   std::uint64_t pairs = 0;
   (void)e.for_each_superset(base, piper_key_acc{&sp, 0, 0.0}, [&](const devplace::detail::dynamic_bitset& f, const piper_key_acc& acc) {
     ++pairs;
-    const auto sub = sp.index.at(sp.keys[set] ^ acc.key);
-    if (!keep(static_cast<std::size_t>(sub), acc.work)) return downset_action::proceed;
+    const std::size_t sub = sp.find(sp.keys[set] ^ acc.key);
+    if (!keep(sub, acc.work)) return downset_action::proceed;
     x.nodes.clear();
     for (std::size_t k = 0; k < f.num_words(); ++k)
       for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1)
         x.nodes.push_back(e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
     std::sort(x.nodes.begin(), x.nodes.end());
     for (auto v : x.nodes) x.member[v] = 1;
-    const bool go_on = visit(static_cast<std::size_t>(sub), x);
+    const bool go_on = visit(sub, x);
     for (auto v : x.nodes) x.member[v] = 0;
     return go_on ? downset_action::proceed : downset_action::stop;
   });
