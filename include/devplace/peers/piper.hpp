@@ -50,9 +50,9 @@ namespace devplace::peers {
 
 struct piper_options : piper_overrides {
   std::uint64_t max_sets = 1'000'000;  ///< stop (status work_limit) beyond this many sets
-  /// DP rounds with a guessed bound (1.08·1.25^r times a lower bound) before the unbounded one;
+  /// DP rounds with a guessed bound (1.005·1.25^r times a lower bound) before the unbounded one;
   /// each is exact when it finds a chain within its bound. 0 = always unbounded.
-  int bounded_rounds = 3;
+  int bounded_rounds = 4;
 };
 
 struct piper_result {
@@ -233,7 +233,7 @@ class piper_stage_tables {
         double fastest = 0;
         for (const auto& it : items_) fastest += it.count > 1 ? std::min(it.tau[0], it.tau[1]) : it.tau[0];
         if (fastest > bound * (1 + 1e-12)) continue;
-        knapsack_.solve(items_, p_->memory_bytes, bound_s_ / d + 1, ks_);
+        knapsack_.solve(items_, p_->memory_bytes, (bound_s_ + d - 1) / d, ks_);  // the y the DP reads
         use(static_cast<std::size_t>(t), d, std::span<const double>(ks_));
       }
     }
@@ -426,7 +426,7 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   for (double w : sp.work) lower += w;
   lower /= static_cast<double>(p.devices);
   int round = 0;
-  for (double guess = lower * 1.08;; guess *= 1.25, ++round) {
+  for (double guess = lower * 1.005;; guess *= 1.25, ++round) {
     const bool last = !(lower > 0) || round == opt.bounded_rounds;
     const double bound = last ? piper_infinity : guess;
     res.set_pairs = detail::piper_run_dp(sp, tables, x, bound, tb);
