@@ -14,6 +14,7 @@
 #include <map>
 #include <tuple>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -331,4 +332,8 @@ TEST_CASE("Piper split evaluation and equi: hand-computed values on a chain of t
   CHECK(equi.d == 2);
   const auto plan = peers::piper_plan(in, {{2, 100.0, 1.0}});
   CHECK(plan.tps == doctest::Approx(7.0).epsilon(1e-15));
+  // Arguments out of range are precondition failures, not results.
+  CHECK_THROWS_AS((void)peers::piper_equi(in, {0, 100, 1, 2}), std::invalid_argument);
+  CHECK_THROWS_AS((void)peers::piper_split_tps(in, {2, 100, 0, 2}, one), std::invalid_argument);
+  CHECK_THROWS_AS((void)peers::piper_plan(in, {{std::size_t{0}, 100.0, 1.0}}), std::invalid_argument);
 }

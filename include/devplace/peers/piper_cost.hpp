@@ -194,6 +194,8 @@ class piper_knapsack {
 /// malformed split (a node missing or twice, an edge going backwards, too many devices).
 [[nodiscard]] inline double piper_split_tps(const io::piper_instance& in, const piper_params& p,
                                             std::span<const piper_stage> stages) {
+  DEVPLACE_EXPECTS(p.devices >= 1 && p.microbatches >= 1 && p.bandwidth > 0 && p.memory_bytes > 0,
+                   "piper_split_tps: K, N, BW and M must be positive");
   if (stages.empty()) return piper_infinity;
   std::vector<long> stage_of(in.nodes.size(), -1);
   std::size_t devices = 0, sum_d = 0;
@@ -266,6 +268,8 @@ struct piper_equi_result {
 /// minimum). A configuration whose option id is missing on some node counts as OOM (upstream
 /// aborts). O(K · divisors · n · deg).
 [[nodiscard]] inline piper_equi_result piper_equi(const io::piper_instance& in, const piper_params& p) {
+  DEVPLACE_EXPECTS(p.devices >= 1 && p.microbatches >= 1 && p.bandwidth > 0 && p.memory_bytes > 0,
+                   "piper_equi: K, N, BW and M must be positive");
   const auto order = piper_lifo_topological_order(in);
   const std::size_t n = order.size();
   piper_equi_result best;
