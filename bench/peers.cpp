@@ -11,8 +11,10 @@
 
 #include "common.hpp"
 #include "devplace/io/pipedream.hpp"
+#include "devplace/io/piper.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/peers/pipedream.hpp"
+#include "devplace/peers/piper.hpp"
 #include "devplace/peers/tarnawski.hpp"
 
 namespace fs = std::filesystem;
@@ -69,11 +71,39 @@ void register_pipedream() {
   }
 }
 
+// Piper at (k, M GiB) pairs of the drivers (BW = 25·2³⁰ B/s): ResNet and BERT rows of the
+// spec's wall-time list, GNMT at the smallest pair (upstream 200–480 s per pair).
+void register_piper() {
+  const fs::path base = peers_dir / "piper" / "inputs";
+  if (!fs::exists(base)) return;
+  struct run { const char* model; std::size_t k; double gib; };
+  const std::vector<run> runs = {{"resnet", 8, 4}, {"resnet", 16, 2}, {"resnet", 128, 2}, {"resnet", 128, 16},
+                                 {"bert32a100", 8, 8}, {"bert32a100", 128, 1}, {"gnmt", 8, 4}};
+  for (const auto& r : runs) {
+    const fs::path f = base / (std::string(r.model) + ".json");
+    const std::string name = "piper/" + std::string(r.model) + "/k" + std::to_string(r.k) + "/M" + std::to_string(r.gib).substr(0, std::to_string(r.gib).find('.') + 2);
+    benchmark::RegisterBenchmark(name.c_str(), [f, r](benchmark::State& st) {
+      const auto in = io::read_piper(f);
+      peers::piper_options o;
+      o.devices = r.k;
+      o.memory_bytes = r.gib * (1 << 30);
+      o.bandwidth = 25.0 * (1 << 30);
+      peers::piper_result res;
+      for (auto _ : st) res = peers::piper_plan(in, o);
+      st.counters["sets"] = static_cast<double>(res.sets);
+      st.counters["pairs"] = static_cast<double>(res.set_pairs);
+      st.counters["tps"] = res.tps;
+      st.counters["peak_rss_MB"] = bench::peak_rss_bytes() / 1e6;
+    })->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   register_tarnawski();
   register_pipedream();
+  register_piper();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

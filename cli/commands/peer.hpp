@@ -3,6 +3,8 @@
 // devplace peer pipedream --graph graph.txt -n A [B ...] [-b BW1 [BW2 ...]] [--straight]
 //                         [--fewer-machines] [--memory BYTES] [--compression R | --no-transfers]
 //                         [--out R.json]
+// devplace peer piper --graph F.json --devices K --memory-gib M [--bandwidth-gib B] [--max-sets N]
+//                     [--out R.json]
 // The peers' own models on their own inputs (docs/peers/): prints one line with the objective
 // at 17 significant digits and, with --out, a JSON document with the objective in the peer's
 // units, the state counts, the split and the wall time.
@@ -20,8 +22,10 @@
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/pipedream.hpp"
+#include "devplace/io/piper.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/peers/pipedream.hpp"
+#include "devplace/peers/piper.hpp"
 #include "devplace/peers/tarnawski.hpp"
 
 namespace devplace::cli {
@@ -122,11 +126,71 @@ inline void register_peer_tarnawski(CLI::App* peer) {
   });
 }
 
+inline void register_peer_piper(CLI::App* peer) {
+  struct args_t {
+    std::string graph, out;
+    std::size_t devices = 0;
+    double memory_gib = 0, bandwidth_gib = 25;
+    std::uint64_t max_sets = 1'000'000;
+  };
+  auto a = std::make_shared<args_t>();
+  auto* cmd = peer->add_subcommand("piper", "Piper's planner (algo.cpp runDP) and its equi baseline on a Piper JSON");
+  cmd->add_option("--graph", a->graph, "Piper instance (JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--devices,-k", a->devices, "K, the number of devices (overrides maxDevices)")->required()->check(CLI::Range(1, 10000));
+  cmd->add_option("--memory-gib,-m", a->memory_gib, "M, memory per device in GiB = 2^30 bytes (overrides maxMemoryPerDevice)")
+      ->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--bandwidth-gib", a->bandwidth_gib, "Bandwidth in GiB/s (the drivers' 25 * 2^30 B/s)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-sets", a->max_sets, "Stop beyond this many successor-closed sets")->capture_default_str();
+  cmd->add_option("--out", a->out, "Write the result (JSON) here");
+  cmd->callback([a] {
+    const auto in = io::read_piper(a->graph);
+    peers::piper_options o;
+    o.devices = a->devices;
+    o.memory_bytes = a->memory_gib * (1 << 30);
+    o.bandwidth = a->bandwidth_gib * (1 << 30);
+    o.max_sets = a->max_sets;
+    const auto r = peers::piper_plan(in, o);
+    if (r.status == status::work_limit)
+      throw failure("piper: more than " + std::to_string(a->max_sets) + " successor-closed sets; raise --max-sets");
+    if (r.status != status::optimal) throw failure("piper: no split fits in " + digits17(a->memory_gib) + " GiB per device");
+    const auto equi = peers::piper_equi(in, r.params);
+    const bool equi_oom = equi.tps >= peers::piper_infinity;
+    std::cout << "piper TPS " << digits17(r.tps) << ", equi " << (equi_oom ? std::string("OOM") : digits17(equi.tps))
+              << ", sets " << r.sets << ", set pairs " << r.set_pairs << ", stages " << r.stages.size() << ", " << r.time_s
+              << " s\n";
+    auto stages_json = [&](const std::vector<peers::piper_stage>& split) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& st : split) {
+        nlohmann::json nodes = nlohmann::json::array(), options = nlohmann::json::array();
+        for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+          nodes.push_back(in.nodes[st.nodes[i]].id);
+          options.push_back(in.nodes[st.nodes[i]].tmpcs.at(static_cast<int>(st.t))[st.option[i]].id);
+        }
+        out.push_back({{"nodes", nodes}, {"options", options}, {"t", st.t}, {"d", st.d}});
+      }
+      return out;
+    };
+    nlohmann::json equi_json = nullptr;
+    if (!equi_oom)
+      equi_json = {{"objective", equi.tps}, {"stages", stages_json(equi.split)}, {"d", equi.d},
+                   {"recomputation", equi.recomputation}};
+    write_peer_json(a->out, {{"peer", "piper"}, {"graph", a->graph}, {"objective", r.tps},
+                             {"objective_unit", "time per sample, the file's units (ResNet/GNMT: ms of compute + s of communication)"},
+                             {"dp_value", r.dp_value}, {"devices", r.params.devices}, {"memory_bytes", r.params.memory_bytes},
+                             {"bandwidth", r.params.bandwidth}, {"microbatches", r.params.microbatches},
+                             {"sets", r.sets}, {"set_pairs", r.set_pairs}, {"devices_used", r.devices_used},
+                             {"sum_d", r.sum_d}, {"stages", stages_json(r.stages)}, {"equi", equi_json},
+                             {"time_s", r.time_s}});
+  });
+}
+
 inline void register_peer(CLI::App& app) {
   auto* peer = app.add_subcommand("peer", "Run a peer partitioner's own model on its own input (docs/peers/)");
   peer->require_subcommand(1);
   register_peer_tarnawski(peer);
   register_peer_pipedream(peer);
+  register_peer_piper(peer);
 }
 
 }  // namespace devplace::cli

@@ -23,7 +23,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -106,13 +105,12 @@ inline piper_instance piper_from_json(const nlohmann::json& doc, const std::stri
   if (in.mbs_in_batch < 1) r.fail("/mbsInBatch", "expected an integer >= 1");
   const auto& nodes = r.array(r.field(doc, "nodes", ""), "/nodes");
   if (nodes.empty()) r.fail("/nodes", "expected at least one node");
-  std::unordered_map<std::int64_t, std::size_t> index;
+  detail::node_id_index index(r);
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const std::string p = detail::child("/nodes", k);
     piper_node n;
-    n.id = r.integer(r.field(r.object(nodes[k], p), "id", p), p + "/id");
+    n.id = index.add(r.object(nodes[k], p), p);
     if (const auto* x = detail::reader::optional(nodes[k], "name")) n.name = r.string(*x, p + "/name");
-    if (!index.emplace(n.id, k).second) r.fail(p + "/id", "duplicate node id " + std::to_string(n.id));
     in.nodes.push_back(std::move(n));
   }
   const auto& edges = r.array(r.field(doc, "edges", ""), "/edges");
@@ -123,17 +121,13 @@ inline piper_instance piper_from_json(const nlohmann::json& doc, const std::stri
   for (std::size_t k = 0; k < edges.size(); ++k) {
     const std::string p = detail::child("/edges", k);
     const auto& e = r.object(edges[k], p);
-    const auto src = r.integer(r.field(e, "sourceId", p), p + "/sourceId");
-    const auto dst = r.integer(r.field(e, "destId", p), p + "/destId");
+    const auto ends = index.edge(e, p);
     const double bytes = r.non_negative(r.field(e, "communicationCost", p), p + "/communicationCost");
-    const auto u = index.find(src), v = index.find(dst);
-    if (u == index.end()) r.fail(p + "/sourceId", "unknown node id " + std::to_string(src));
-    if (v == index.end()) r.fail(p + "/destId", "unknown node id " + std::to_string(dst));
-    if (u->second == v->second) r.fail(p, "self-loop on node " + std::to_string(src));
-    if (!seen.emplace(u->second, v->second).second) r.fail(p, "duplicate edge " + std::to_string(src) + " -> " + std::to_string(dst));
-    in.out_edges[u->second].push_back(in.edges.size());
-    in.in_edges[v->second].push_back(in.edges.size());
-    in.edges.emplace_back(u->second, v->second);
+    if (!seen.emplace(ends.from, ends.to).second)
+      r.fail(p, "duplicate edge " + std::to_string(ends.source_id) + " -> " + std::to_string(ends.dest_id));
+    in.out_edges[ends.from].push_back(in.edges.size());
+    in.in_edges[ends.to].push_back(in.edges.size());
+    in.edges.emplace_back(ends.from, ends.to);
     in.edge_bytes.push_back(bytes);
   }
   for (std::size_t k = 0; k < nodes.size(); ++k) {

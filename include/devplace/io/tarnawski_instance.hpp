@@ -22,7 +22,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,12 +59,12 @@ inline tarnawski_instance tarnawski_instance_from_json(const nlohmann::json& doc
   in.max_fpgas = r.count(r.field(doc, "maxFPGAs", ""), "/maxFPGAs");
   in.max_cpus = r.count(r.field(doc, "maxCPUs", ""), "/maxCPUs");
   const auto& nodes = r.array(r.field(doc, "nodes", ""), "/nodes");
-  std::unordered_map<std::int64_t, std::size_t> index;
+  detail::node_id_index index(r);
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const std::string p = detail::child("/nodes", k);
     const auto& n = r.object(nodes[k], p);
     tarnawski_node t;
-    t.id = r.integer(r.field(n, "id", p), p + "/id");
+    t.id = index.add(n, p);
     if (const auto* x = detail::reader::optional(n, "name")) t.name = r.string(*x, p + "/name");
     t.supported_on_fpga = r.boolean(r.field(n, "supportedOnFpga", p), p + "/supportedOnFpga");
     t.fpga_latency = r.non_negative(r.field(n, "fpgaLatency", p), p + "/fpgaLatency");
@@ -74,7 +73,6 @@ inline tarnawski_instance tarnawski_instance_from_json(const nlohmann::json& doc
     t.backward = r.boolean(r.field(n, "isBackwardNode", p), p + "/isBackwardNode");
     if (const auto* x = detail::reader::optional(n, "colorClass")) t.color_class = r.integer(*x, p + "/colorClass");
     if (detail::reader::optional(n, "containedSubnodes")) r.fail(p + "/containedSubnodes", "not supported (upstream fails too)");
-    if (!index.emplace(t.id, k).second) r.fail(p + "/id", "duplicate node id " + std::to_string(t.id));
     in.nodes.push_back(std::move(t));
   }
   in.output_cost.assign(in.nodes.size(), 0.0);
@@ -83,23 +81,18 @@ inline tarnawski_instance tarnawski_instance_from_json(const nlohmann::json& doc
   for (std::size_t k = 0; k < edges.size(); ++k) {
     const std::string p = detail::child("/edges", k);
     const auto& e = r.object(edges[k], p);
-    const auto src = r.integer(r.field(e, "sourceId", p), p + "/sourceId");
-    const auto dst = r.integer(r.field(e, "destId", p), p + "/destId");
+    const auto [src, dst, from, to] = index.edge(e, p);
     const double cost = r.non_negative(r.field(e, "cost", p), p + "/cost");
-    const auto u = index.find(src), v = index.find(dst);
-    if (u == index.end()) r.fail(p + "/sourceId", "unknown node id " + std::to_string(src));
-    if (v == index.end()) r.fail(p + "/destId", "unknown node id " + std::to_string(dst));
-    if (u->second == v->second) r.fail(p, "self-loop on node " + std::to_string(src));
-    if (in.nodes[u->second].backward && !in.nodes[v->second].backward)
+    if (in.nodes[from].backward && !in.nodes[to].backward)
       r.fail(p, "edge from a backward node to a forward node (" + std::to_string(src) + " -> " + std::to_string(dst) + ")");
-    if (!has_cost[u->second]) {
-      has_cost[u->second] = true;
-      in.output_cost[u->second] = cost;
-    } else if (std::abs(in.output_cost[u->second] - cost) > 1e-6) {
+    if (!has_cost[from]) {
+      has_cost[from] = true;
+      in.output_cost[from] = cost;
+    } else if (std::abs(in.output_cost[from] - cost) > 1e-6) {
       r.fail(p + "/cost", "node " + std::to_string(src) + " has out-edges of different cost (" +
-                              std::to_string(in.output_cost[u->second]) + " and " + std::to_string(cost) + ")");
+                              std::to_string(in.output_cost[from]) + " and " + std::to_string(cost) + ")");
     }
-    in.edges.push_back({u->second, v->second});
+    in.edges.push_back({from, to});
   }
   return in;
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -180,6 +181,36 @@ class reader {
 
  private:
   std::string file_;
+};
+
+/// Node ids in file order, mapped to their index: `add` reads the `id` of node object `n` at
+/// `ptr` and fails on a duplicate; `edge` reads an edge object's `sourceId` / `destId` and maps
+/// them, failing on an unknown id or a self-loop. The messages name the JSON pointer.
+class node_id_index {
+ public:
+  explicit node_id_index(const reader& r) : r_(&r) {}
+  std::int64_t add(const json& n, const std::string& ptr) {
+    const std::int64_t id = r_->integer(r_->field(n, "id", ptr), ptr + "/id");
+    if (!index_.emplace(id, index_.size()).second) r_->fail(ptr + "/id", "duplicate node id " + std::to_string(id));
+    return id;
+  }
+  struct edge_ends {
+    std::int64_t source_id, dest_id;
+    std::size_t from, to;
+  };
+  edge_ends edge(const json& e, const std::string& ptr) const {
+    const auto src = r_->integer(r_->field(e, "sourceId", ptr), ptr + "/sourceId");
+    const auto dst = r_->integer(r_->field(e, "destId", ptr), ptr + "/destId");
+    const auto u = index_.find(src), v = index_.find(dst);
+    if (u == index_.end()) r_->fail(ptr + "/sourceId", "unknown node id " + std::to_string(src));
+    if (v == index_.end()) r_->fail(ptr + "/destId", "unknown node id " + std::to_string(dst));
+    if (u->second == v->second) r_->fail(ptr, "self-loop on node " + std::to_string(src));
+    return {src, dst, u->second, v->second};
+  }
+
+ private:
+  const reader* r_;
+  std::unordered_map<std::int64_t, std::size_t> index_;
 };
 
 }  // namespace devplace::io::detail
