@@ -28,22 +28,22 @@ namespace {
 const fs::path piper_dir = fs::path(DEVPLACE_SHARED_DIR) / "data" / "peers" / "piper";
 constexpr double gib = 1 << 30;
 
-struct reference_row {
+struct piper_reference_row {
   std::size_t k = 0;
   double memory_gib = 0, piper = 0, equi = 0;  // equi 0 = OOM
 };
 
 // | k | M (GiB) | Piper TPS | equi TPS | ratio | time |
-std::vector<reference_row> reference_rows() {
+std::vector<piper_reference_row> piper_reference_rows() {
   std::ifstream in(piper_dir / "REFERENCE_RESULTS.md");
-  std::vector<reference_row> rows;
+  std::vector<piper_reference_row> rows;
   std::string line;
   while (std::getline(in, line)) {
     if (line.size() < 3 || line[0] != '|' || !std::isdigit(static_cast<unsigned char>(line[2]))) continue;
     std::vector<std::string> c;
     std::size_t a = 1;
     for (std::size_t b; (b = line.find('|', a)) != std::string::npos; a = b + 1) c.push_back(line.substr(a, b - a));
-    reference_row r{std::stoul(c[0]), std::stod(c[1]), std::stod(c[2]), 0};
+    piper_reference_row r{std::stoul(c[0]), std::stod(c[1]), std::stod(c[2]), 0};
     if (c[3].find("OOM") == std::string::npos) r.equi = std::stod(c[3]);
     rows.push_back(r);
   }
@@ -61,7 +61,7 @@ bool printed_equal(double value, double printed) {
 
 TEST_CASE("Piper on ResNet: the 23 reference rows (TPS, equi, 242 sets, 28,729 pairs)") {
   if (!devplace::test::require_path(piper_dir / "REFERENCE_RESULTS.md")) return;
-  const auto rows = reference_rows();
+  const auto rows = piper_reference_rows();
   REQUIRE(rows.size() == 23);
   const auto in = io::read_piper(piper_dir / "inputs" / "resnet.json");
   for (const auto& r : rows) {
