@@ -55,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/config.hpp"
 #include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/mapping_search.hpp"
@@ -263,10 +264,15 @@ template <mapping_cost_model C>
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 
-/// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule).
+/// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule; combined with
+/// `o.micro_batches`).
 [[nodiscard]] inline mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o = {}) {
-  return select_cost_model(g, o.cost) == cost_choice::allreduce ? map_devices(g, L, allreduce_cost{}, o)
-                                                                : map_devices(g, L, p2p_cost{}, o);
+  DEVPLACE_EXPECTS(o.micro_batches >= 1, "map_devices: micro_batches must be >= 1");
+  switch (select_cost_model(g, o.cost)) {
+    case cost_choice::allreduce: return map_devices(g, L, allreduce_cost{}, o);
+    case cost_choice::combined: return map_devices(g, L, combined_cost{.micro_batches = o.micro_batches}, o);
+    default: return map_devices(g, L, p2p_cost{}, o);
+  }
 }
 
 /// Same, on any `device_topology` (copied once into dense link costs).

@@ -46,6 +46,7 @@ struct mapper_options {
   bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
   std::uint64_t seed = 1;                     ///< random baseline map
+  std::size_t micro_batches = 1;              ///< MB of `cost_choice::combined` (its allreduce is amortised over MB)
   std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
 };
 
