@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,4 +97,35 @@ TEST_CASE("search_plan reports progress once per configuration, counts consisten
   CHECK(seen.back().pruned == pruned);
   REQUIRE(r.status == status::feasible);
   CHECK(seen.back().best_samples_per_s == r.candidates[r.best].samples_per_s);
+}
+
+TEST_CASE("ring bound theta_R: never above the slowest link of any ring of R devices (brute force), exact on two_level") {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> U(0.5, 20.0);
+  for (int it = 0; it < 30; ++it) {
+    const std::size_t D = 2 + rng() % 5;
+    Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(Eigen::Index(D), Eigen::Index(D));
+    for (Eigen::Index a = 0; a < bw.rows(); ++a)
+      for (Eigen::Index b = 0; b < bw.rows(); ++b)
+        if (a != b) bw(a, b) = U(rng);  // asymmetric
+    const matrix_topology t(bw);
+    const auto f = detail::make_link_bounds(t);
+    for (std::size_t R = 2; R <= D; ++R) {
+      // every ordered choice of R distinct devices is a ring; its slowest link in ms per byte
+      double best = std::numeric_limits<double>::infinity();
+      std::vector<std::size_t> perm(D);
+      std::iota(perm.begin(), perm.end(), std::size_t{0});
+      do {
+        double worst = 0;
+        for (std::size_t i = 0; i < R; ++i) worst = std::max(worst, 1.0 / (bw(Eigen::Index(perm[i]), Eigen::Index(perm[(i + 1) % R])) * 1e6));
+        best = std::min(best, worst);
+      } while (std::next_permutation(perm.begin(), perm.end()));
+      CAPTURE(R);
+      CHECK(f.ring_ms_per_byte[R] <= best * (1 + 1e-12));
+      CHECK(f.ring_ms_per_byte[R] > 0);
+    }
+  }
+  const auto f = detail::make_link_bounds(two_level(2, 4, 11.0, 1.1));  // 11 GB/s inside a node, 1.1 across
+  CHECK(f.ring_ms_per_byte[4] == doctest::Approx(1.0 / 11e6));
+  CHECK(f.ring_ms_per_byte[5] == doctest::Approx(1.0 / 1.1e6));
 }

@@ -43,6 +43,8 @@ struct scotch_csr {
       adj[edges[k].first].emplace_back(edges[k].second, w[k]);
       adj[edges[k].second].emplace_back(edges[k].first, w[k]);
     }
+    edge.reserve(2 * edges.size() + 1);  // never a null array, even without edges
+    weight.reserve(2 * edges.size() + 1);
     double top = 0;
     for (double x : w) top = std::max(top, x);
     vert.push_back(0);
@@ -57,7 +59,8 @@ struct scotch_csr {
   void build(SCOTCH_Graph* g) const {
     const auto n = static_cast<SCOTCH_Num>(vert.size() - 1);
     if (SCOTCH_graphBuild(g, 0, n, vert.data(), nullptr, nullptr, nullptr, static_cast<SCOTCH_Num>(edge.size()), edge.data(),
-                          weight.data()) != 0)
+                          weight.data()) != 0 ||
+        SCOTCH_graphCheck(g) != 0)
       throw std::runtime_error("scotch_map: SCOTCH_graphBuild failed");
   }
 };
@@ -116,11 +119,12 @@ inline void make_injective(const stage_graph& g, const link_costs& L, std::vecto
   const detail::scotch_csr src(V, src_edges, src_w), dst(D, dst_edges, dst_w);
   SCOTCH_Graph sg, tg;
   SCOTCH_Arch arch;
-  SCOTCH_Strat strat;
+  SCOTCH_Strat arch_strat, map_strat;  // distinct: archBuild fills its own with a bipartitioning strategy
   SCOTCH_graphInit(&sg);
   SCOTCH_graphInit(&tg);
   SCOTCH_archInit(&arch);
-  SCOTCH_stratInit(&strat);
+  SCOTCH_stratInit(&arch_strat);
+  SCOTCH_stratInit(&map_strat);
   std::vector<SCOTCH_Num> part(V, 0);
   int rc = 0;
   try {
@@ -128,12 +132,13 @@ inline void make_injective(const stage_graph& g, const link_costs& L, std::vecto
     dst.build(&tg);
     std::vector<SCOTCH_Num> all(D);
     for (std::size_t d = 0; d < D; ++d) all[d] = static_cast<SCOTCH_Num>(d);
-    rc = SCOTCH_archBuild(&arch, &tg, static_cast<SCOTCH_Num>(D), all.data(), &strat);
-    if (rc == 0) rc = SCOTCH_graphMap(&sg, &arch, &strat, part.data());
+    rc = SCOTCH_archBuild(&arch, &tg, static_cast<SCOTCH_Num>(D), all.data(), &arch_strat);
+    if (rc == 0) rc = SCOTCH_graphMap(&sg, &arch, &map_strat, part.data());
   } catch (...) {
     rc = 1;
   }
-  SCOTCH_stratExit(&strat);
+  SCOTCH_stratExit(&map_strat);
+  SCOTCH_stratExit(&arch_strat);
   SCOTCH_archExit(&arch);
   SCOTCH_graphExit(&tg);
   SCOTCH_graphExit(&sg);

@@ -128,33 +128,67 @@ inline double iteration_bound_before_partition(const work_bounds& b, std::size_t
   return std::max(b.heaviest_path_ms, double(MB) * std::max(b.total_ms / double(S), b.largest_ms));
 }
 
-/// The fastest link of a topology: largest bandwidth, smallest latency (over distinct devices).
-struct fastest_link {
+/// The link bounds of a topology: the fastest link (largest bandwidth, smallest latency), and
+/// for every ring size R the smallest θ_R such that some R devices are connected by links of at
+/// most θ_R ms per byte in at least one direction. A ring over R distinct devices is such a set
+/// (its links connect it), so its slowest link moves a byte in ≥ θ_R ms.
+struct link_bounds {
   double bandwidth_gbps = 0, latency_us = std::numeric_limits<double>::infinity();
+  std::vector<double> ring_ms_per_byte;  ///< θ_R, indexed by R (0 for R ≤ 1)
 };
 
-inline fastest_link make_fastest_link(const matrix_topology& t) {
-  fastest_link f;
-  for (std::size_t a = 0; a < t.num_devices(); ++a)
-    for (std::size_t b = 0; b < t.num_devices(); ++b)
-      if (a != b)
-        f.bandwidth_gbps = std::max(f.bandwidth_gbps, t.bandwidth_gbps(a, b)), f.latency_us = std::min(f.latency_us, t.latency_us(a, b));
+inline link_bounds make_link_bounds(const matrix_topology& t) {
+  const std::size_t D = t.num_devices();
+  link_bounds f;
+  struct link { double w; std::size_t a, b; };
+  std::vector<link> links;
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = 0; b < D; ++b) {
+      if (a == b) continue;
+      f.bandwidth_gbps = std::max(f.bandwidth_gbps, t.bandwidth_gbps(a, b));
+      f.latency_us = std::min(f.latency_us, t.latency_us(a, b));
+      if (a < b) links.push_back({1.0 / (std::max(t.bandwidth_gbps(a, b), t.bandwidth_gbps(b, a)) * 1e6), a, b});
+    }
   if (!std::isfinite(f.latency_us)) f.latency_us = 0;
   if (!(f.bandwidth_gbps > 0)) f.bandwidth_gbps = 1;  // one device: no transfer is ever made
+  // Kruskal order: θ_R is the weight of the link that first makes a component of R devices.
+  std::sort(links.begin(), links.end(), [](const link& x, const link& y) { return x.w < y.w; });
+  std::vector<std::size_t> parent(D), size(D, 1);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  auto root = [&](std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  f.ring_ms_per_byte.assign(D + 1, 0.0);
+  std::size_t largest = 1;
+  for (const auto& l : links) {
+    std::size_t a = root(l.a), b = root(l.b);
+    if (a == b) continue;
+    if (size[a] < size[b]) std::swap(a, b);
+    parent[b] = a;
+    size[a] += size[b];
+    for (; largest < size[a]; ++largest) f.ring_ms_per_byte[largest + 1] = l.w;
+  }
   return f;
 }
 
-/// After partitioning: the partition simulated with every transfer on the fastest link and links
-/// never waiting — no mapping's simulated iteration is shorter (see the file comment).
+/// After partitioning: the partition simulated with every p2p transfer on the fastest link, every
+/// ring link at θ_R (the smallest latency everywhere) and links never waiting — no mapping's
+/// simulated iteration is shorter (see the file comment).
 inline double iteration_bound_of_partition(const op_graph& g, const std::vector<std::size_t>& stage_of, std::size_t S,
-                                           std::size_t R, const fastest_link& f, simulation_options so) {
+                                           std::size_t R, const link_bounds& f, simulation_options so) {
   const auto D = static_cast<Eigen::Index>(S * R);
   std::vector<std::vector<std::size_t>> rows(S, std::vector<std::size_t>(R));
   for (std::size_t s = 0; s < S; ++s)
     for (std::size_t r = 0; r < R; ++r) rows[s][r] = s * R + r;
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(D, D, f.bandwidth_gbps);
+  if (R >= 2 && f.ring_ms_per_byte[R] > 0)  // the devices of one stage: its ring
+    for (std::size_t s = 0; s < S; ++s)
+      bw.block(static_cast<Eigen::Index>(s * R), static_cast<Eigen::Index>(s * R), static_cast<Eigen::Index>(R),
+               static_cast<Eigen::Index>(R))
+          .setConstant(std::min(f.bandwidth_gbps, 1.0 / (f.ring_ms_per_byte[R] * 1e6)));
   so.serialize_links = false;
-  return simulate_core(make_pipeline_model(g, stage_of, S, std::move(rows)), Eigen::MatrixXd::Constant(D, D, f.bandwidth_gbps),
-                       Eigen::MatrixXd::Constant(D, D, f.latency_us), so)
+  return simulate_core(make_pipeline_model(g, stage_of, S, std::move(rows)), bw, Eigen::MatrixXd::Constant(D, D, f.latency_us), so)
       .iteration_ms;
 }
 
@@ -222,7 +256,7 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
 /// `o.prune`, the configuration (or a partition option) whose bound is below it is skipped.
 template <class Incumbent>
 plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t S, std::size_t R, const plan_search_options& o,
-                        const fastest_link& fast, double bound_before, const Incumbent& incumbent) {
+                        const link_bounds& fast, double bound_before, const Incumbent& incumbent) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   plan_candidate c;
@@ -309,7 +343,7 @@ inline std::vector<std::pair<std::size_t, std::size_t>> plan_configurations(cons
   res.candidates.resize(configs.size());
   // Best bound first (the listing order among equal bounds).
   const auto work = detail::make_work_bounds(g, o.recompute);
-  const auto fast = detail::make_fastest_link(t);
+  const auto fast = detail::make_link_bounds(t);
   const auto so = detail::plan_simulation_options(g, o);
   std::vector<double> bound(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i)
