@@ -143,10 +143,14 @@ void print_quality_table() {
     double scotch = 0, scotch_obj = 0, scotch_ms = 0;
 #if DEVPLACE_HAS_SCOTCH
     const auto t0 = std::chrono::steady_clock::now();
-    const auto sm = scotch_map(g, L, sim_micro_batches);
-    scotch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    scotch = sps(sm);
-    scotch_obj = obj(sm);
+    try {
+      const auto sm = scotch_map(g, L, sim_micro_batches);
+      scotch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      scotch = sps(sm);
+      scotch_obj = obj(sm);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s (%zu, %zu): %s\n", r.topology.c_str(), r.S, r.R, e.what());
+    }
 #endif
     std::printf("| %s | (%zu, %zu) | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f / %.3f / %.3f / %.3f |\n", r.topology.c_str(), r.S,
                 r.R, r.status.c_str(), sps(r.device_of), std::max(s_p2p, s_ar), scotch, scotch_ms, sps(cs_map(g)),

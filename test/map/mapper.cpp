@@ -106,6 +106,30 @@ TEST_CASE("mapper: objective equals brute force over all bijections, combined (p
   }
 }
 
+TEST_CASE("mapper: cost_choice::combined starts from the p2p and allreduce optima (never worse than the ensemble)") {
+  std::mt19937_64 rng(15);
+  for (int it = 0; it < 30; ++it) {
+    const std::size_t D = 4 + rng() % 5;
+    const auto [S, R] = random_shape(rng, D);
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const std::size_t MB = 1 + rng() % 6;
+    const combined_cost model{.micro_batches = MB};
+    std::vector<std::size_t> best;
+    const double opt = brute_force(g, L, model, &best);
+    const auto r = map_devices(g, L, {.cost = cost_choice::combined, .threads = 1, .micro_batches = MB});
+    check_valid(g, D, r);
+    CHECK(r.cost == "combined");
+    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+    // the initial incumbent is at least as good as both optima of the other models (the ensemble)
+    for (auto other : {map_devices(g, L, p2p_cost{}, {.threads = 1}), map_devices(g, L, allreduce_cost{}, {.threads = 1})})
+      CHECK(r.initial_upper_bound_ms <= evaluate(g, L, other.device_of, model).objective_ms * (1 + 1e-12));
+    // a warm start is the incumbent: with the optimum given and no time, the optimum comes back
+    const auto w = map_devices(g, L, model, {.threads = 1, .timeout_s = 0, .warm_starts = {best}});
+    CHECK(w.objective_ms == doctest::Approx(opt).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("mapper: nine devices, both models, with and without the extras") {
   std::mt19937_64 rng(13);
   for (int it = 0; it < 8; ++it) {

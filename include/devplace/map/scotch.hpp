@@ -47,11 +47,13 @@ struct scotch_csr {
     weight.reserve(2 * edges.size() + 1);
     double top = 0;
     for (double x : w) top = std::max(top, x);
+    // integer weights up to `scale`, their sum within Scotch's 32-bit range
+    const double scale = std::clamp(1e9 / (2.0 * double(edges.size()) + 1.0), 1.0, 1e6);
     vert.push_back(0);
     for (const auto& row : adj) {
       for (auto [u, x] : row) {
         edge.push_back(static_cast<SCOTCH_Num>(u));
-        weight.push_back(static_cast<SCOTCH_Num>(std::max(1.0, std::round(top > 0 ? 1e6 * x / top : 1.0))));
+        weight.push_back(static_cast<SCOTCH_Num>(std::max(1.0, std::round(top > 0 ? scale * x / top : 1.0))));
       }
       vert.push_back(static_cast<SCOTCH_Num>(edge.size()));
     }
