@@ -280,10 +280,16 @@ template <mapping_cost_model C>
       // Warm starts: the p2p and allreduce optima (Parmesan's ensemble), a quarter of the time each.
       mapper_options part = o, rest = o;
       part.timeout_s = o.timeout_s / 4;
-      for (const auto& m : {map_devices(g, L, p2p_cost{}, part), map_devices(g, L, allreduce_cost{}, part)})
+      double time_s = 0;
+      std::uint64_t nodes = 0;
+      for (const auto& m : {map_devices(g, L, p2p_cost{}, part), map_devices(g, L, allreduce_cost{}, part)}) {
         if (m.has_solution()) rest.warm_starts.push_back(flatten(g, m.device_of));
+        time_s += m.time_s, nodes += m.nodes_explored;
+      }
       rest.timeout_s = o.timeout_s / 2;
-      return map_devices(g, L, combined_cost{.micro_batches = o.micro_batches}, rest);
+      auto r = map_devices(g, L, combined_cost{.micro_batches = o.micro_batches}, rest);
+      r.time_s += time_s, r.nodes_explored += nodes;  // the whole run, warm starts included
+      return r;
     }
     default: return map_devices(g, L, p2p_cost{}, o);
   }
