@@ -3,12 +3,58 @@
 // to the best plan that uses the CS map, and the search time. Prints a Markdown table.
 //
 //   bench_plan_table > docs/plan-results.md
+//
+// Then: the bound-pruned search against the exhaustive one (--no-prune) on BERT-48 (BERT-Large,
+// 1,143 operators) on 4x DGX-1, every S x R <= 32 and S x R = 32, and the mapping cost models
+// (auto, combined) compared by the simulated throughput of the chosen plan.
+// DEVPLACE_BENCH_PLAN_THREADS (default 2), DEVPLACE_BENCH_PLAN_MAP_TIMEOUT (default 5 s).
 #include <cstdio>
 #include <string>
 
 #include "common.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/topology/generators.hpp"
+
+namespace {
+
+void pruning_table(const devplace::matrix_topology& topo, unsigned threads, double map_timeout) {
+  const devplace::op_graph g = devplace::bench::bundled("bert_large_mbs4");
+  std::printf("\n| %s on 4x DGX-1 | search | configurations | explored | pruned | infeasible | chosen (S, R) | samples/s | time s |\n",
+              g.name().c_str());
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (bool exact : {false, true})
+    for (bool prune : {true, false}) {
+      const auto r = devplace::search_plan(g, topo, {.exact_product = exact, .micro_batches = 4, .micro_batch_size = 4,
+                                                     .map_timeout_s = map_timeout, .threads = threads, .prune = prune});
+      std::size_t n[3] = {0, 0, 0};
+      for (const auto& c : r.candidates) ++n[static_cast<int>(c.outcome)];
+      const auto& b = r.candidates[r.best];
+      std::printf("| %s | %s | %zu | %zu | %zu | %zu | (%zu, %zu) | %.1f | %.2f |\n", exact ? "S x R = D" : "S x R <= D",
+                  prune ? "pruned" : "exhaustive", r.candidates.size(), n[0], n[1], n[2], b.stages, b.replicas,
+                  b.samples_per_s, r.time_s);
+    }
+}
+
+void cost_model_table(const devplace::matrix_topology& topo, unsigned threads, double map_timeout) {
+  struct model { const char* name; double micro_batch_size; };
+  const model models[] = {{"resnet152_mbs64", 64}, {"bert_large_mbs4", 4}, {"swin_large_mbs32", 32},
+                          {"gpt2_medium_mbs8", 8}, {"inception_v3_mbs32", 32}};
+  std::printf("\n| model (S x R = 32, 4x DGX-1) | cost | chosen (S, R) | mapping optimal | samples/s | search s |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (const auto& m : models) {
+    const devplace::op_graph g = devplace::bench::bundled(m.name);
+    for (auto cost : {devplace::cost_choice::automatic, devplace::cost_choice::combined}) {
+      const auto r = devplace::search_plan(g, topo, {.exact_product = true, .micro_batches = 4, .micro_batch_size = m.micro_batch_size,
+                                                     .map_timeout_s = map_timeout, .threads = threads, .cost = cost});
+      if (r.status != devplace::status::feasible) continue;
+      const auto& b = r.candidates[r.best];
+      std::printf("| %s | %s | (%zu, %zu) | %s | %.1f | %.2f |\n", g.name().c_str(), std::string(to_string(cost)).c_str(),
+                  b.stages, b.replicas, b.mapping_optimal ? "yes" : "no", b.samples_per_s, r.time_s);
+    }
+  }
+}
+
+}  // namespace
 
 int main() {
   struct model { const char* name; double micro_batch_size; };
@@ -37,5 +83,9 @@ int main() {
                 best.samples_per_s, cs.stages, cs.replicas, cs.cs_samples_per_s, best.samples_per_s / cs.cs_samples_per_s,
                 r.time_s);
   }
+  const auto threads = static_cast<unsigned>(devplace::bench::env_or("DEVPLACE_BENCH_PLAN_THREADS", 2));
+  const double map_timeout = devplace::bench::env_or("DEVPLACE_BENCH_PLAN_MAP_TIMEOUT", 5);
+  pruning_table(topo, threads, map_timeout);
+  cost_model_table(topo, threads, map_timeout);
   return 0;
 }

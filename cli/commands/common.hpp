@@ -19,9 +19,12 @@ struct failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The mapping cost model a `--cost auto|p2p|allreduce` value names.
+/// The mapping cost model a `--cost auto|p2p|allreduce|combined` value names.
 inline cost_choice parse_cost(const std::string& s) {
-  return s == "p2p" ? cost_choice::p2p : s == "allreduce" ? cost_choice::allreduce : cost_choice::automatic;
+  return s == "p2p"         ? cost_choice::p2p
+         : s == "allreduce" ? cost_choice::allreduce
+         : s == "combined"  ? cost_choice::combined
+                            : cost_choice::automatic;
 }
 
 /// Throws `failure` when S stages x R replicas need more devices than the topology's D.

@@ -1,5 +1,5 @@
 #pragma once
-// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce] [--threads N]
+// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce|combined] [--threads N]
 //              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas onto the
 // devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
@@ -57,15 +57,18 @@ inline void run_map(const map_args& a, std::ostream& os) {
     const auto t0 = std::chrono::steady_clock::now();
     const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
     p.device_of = baseline_map(sg, D, b, a.seed);
-    m.objective_ms = evaluate(sg, L, p.device_of, cost).objective_ms;
-    m.lower_bound_ms = cost == cost_choice::allreduce ? assignment_lower_bound(sg, L, allreduce_cost{})
-                                                      : assignment_lower_bound(sg, L, p2p_cost{});
+    const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
+    m.objective_ms = evaluate(sg, L, p.device_of, cost, MB).objective_ms;
+    m.lower_bound_ms = cost == cost_choice::allreduce  ? assignment_lower_bound(sg, L, allreduce_cost{})
+                       : cost == cost_choice::combined ? assignment_lower_bound(sg, L, combined_cost{.micro_batches = MB})
+                                                       : assignment_lower_bound(sg, L, p2p_cost{});
     m.method = a.baseline;
     m.optimal = m.objective_ms <= m.lower_bound_ms;
     m.status = std::string(to_string(m.optimal ? status::optimal : status::feasible));
     m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
-    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = a.timeout, .seed = a.seed});
+    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = a.timeout, .seed = a.seed,
+                                       .micro_batches = std::max<std::size_t>(p.micro_batches, 1)});
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;
     m.lower_bound_ms = r.lower_bound_ms;
@@ -93,8 +96,10 @@ inline void register_map(CLI::App& app) {
   cmd->add_option("--topology", a->topology, "Topology file (devplace.topology/1, either form)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--plan", a->plan_file, "Plan file with stage_of (devplace.plan/1)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--cost", a->cost, "Stage-time model: p2p (eq. 6), allreduce (eq. 7), auto (by the volume ratio)")
-      ->check(CLI::IsMember({"auto", "p2p", "allreduce"}))->capture_default_str();
+  cmd->add_option("--cost", a->cost,
+                  "Stage-time model: p2p (eq. 6), allreduce (eq. 7), combined (both, allreduce over the plan's MB), "
+                  "auto (by the volume ratio)")
+      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
       ->check(seconds_validator());

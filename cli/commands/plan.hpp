@@ -1,9 +1,15 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-// The main job: search (S, R), partition, map and simulate every configuration, keep the fastest.
+//               [--cost auto|p2p|allreduce|combined] [--no-prune] [--quiet]
+// The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
+// Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
+// explored). On a terminal, a progress line on stderr (--quiet: none).
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -19,10 +25,21 @@
 
 namespace devplace::cli {
 
+/// The progress line: configurations done, best so far, elapsed (rewritten in place on stderr).
+inline void print_plan_progress(const plan_search_progress& p) {
+  std::fprintf(stderr, "\r\033[Kplan: %zu/%zu configurations (%zu explored, %zu pruned), best ", p.done, p.total, p.explored,
+               p.pruned);
+  if (p.best_samples_per_s > 0) std::fprintf(stderr, "S = %zu, R = %zu: %.1f samples/s", p.best_stages, p.best_replicas, p.best_samples_per_s);
+  else std::fprintf(stderr, "none yet");
+  std::fprintf(stderr, ", %.1f s", p.elapsed_s);
+  std::fflush(stderr);
+}
+
 inline void register_plan(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto", topology, schedule = "gpipe", out, svg;
-    bool no_recompute = false;
+    bool no_recompute = false, no_prune = false, quiet = false;
+    std::string cost = "auto";
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -41,6 +58,10 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
   cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
+  cmd->add_option("--cost", a->cost, "Mapping cost model: p2p, allreduce, combined (both, allreduce over MB), auto")
+      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
+  cmd->add_flag("--no-prune", a->no_prune, "Explore every configuration (no bound pruning)");
+  cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");
   cmd->add_option("--out", a->out, "Write the chosen plan here");
   cmd->add_option("--svg", a->svg, "Write gantt.svg, heatmap.svg and stage_graph.svg of the chosen plan into this directory")
       ->check(CLI::ExistingDirectory);
@@ -49,12 +70,23 @@ inline void register_plan(CLI::App& app) {
     const matrix_topology t = io::read_topology_json(a->topology);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
     a->o.recompute = !a->no_recompute;
+    a->o.cost = parse_cost(a->cost);
+    a->o.prune = !a->no_prune;
+    const bool progress = !a->quiet && isatty(fileno(stderr));
+    if (progress) a->o.progress = print_plan_progress;
     const auto r = search_plan(g, t, a->o);
+    if (progress) std::cerr << "\r\033[K" << std::flush;
     std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
               << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
-              << "      S    R  partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
+              << "      S    R  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
     for (const auto& c : r.candidates) {
-      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << c.replicas;
+      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << c.replicas << "  " << std::left << std::setw(10)
+                << to_string(c.outcome) << std::right;
+      if (c.outcome == config_outcome::pruned) {
+        std::cout << "  bound " << std::fixed << std::setprecision(1) << c.bound_samples_per_s << " samples/s < best ("
+                  << c.reason << ")\n" << std::defaultfloat << std::setprecision(6);
+        continue;
+      }
       if (c.status != status::feasible) {
         std::cout << "  " << c.reason << '\n';
         continue;
@@ -69,6 +101,10 @@ inline void register_plan(CLI::App& app) {
       if (c.status == status::feasible && c.result.mapping && c.result.mapping->status == "time_limit")
         std::cout << "time limit      S = " << c.stages << ", R = " << c.replicas
                   << ": the mapper hit --map-timeout; this configuration's mapping (and so the plan) may change with the machine's speed\n";
+    std::size_t count[3] = {0, 0, 0};
+    for (const auto& c : r.candidates) ++count[static_cast<int>(c.outcome)];
+    std::cout << "search          " << r.candidates.size() << " configurations: " << count[0] << " explored, " << count[1]
+              << " pruned, " << count[2] << " infeasible" << (a->o.prune ? "" : " (--no-prune)") << '\n';
     if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
     const auto& best = r.candidates[r.best];
     const plan& p = best.result;

@@ -69,8 +69,28 @@ TEST_CASE("cost models: partial bounds never exceed the time of any completion")
       CHECK(allreduce_cost{}.bound(g, L, part, v) <= allreduce_cost{}.time(g, L, full, v) * (1 + 1e-12));
       CHECK(p2p_cost{}.bound(g, L, full, v) == doctest::Approx(p2p_cost{}.time(g, L, full, v)));
       CHECK(allreduce_cost{}.bound(g, L, full, v) == doctest::Approx(allreduce_cost{}.time(g, L, full, v)));
+      const auto combined = combined_cost{.micro_batches = 1 + rng() % 8}.prepare(g, L);  // with ring-closure tables
+      CHECK(combined.bound(g, L, part, v) <= combined.time(g, L, full, v) * (1 + 1e-12));
+      CHECK(combined.bound(g, L, full, v) == doctest::Approx(combined.time(g, L, full, v)));
     }
   }
+}
+
+TEST_CASE("cost models: combined = c_u + the p2p sends + the allreduce ring / MB, by hand") {
+  // Two stages x two replicas on a 4-device topology with a slow link 0 <-> 2 (1 GB/s), others
+  // 10 GB/s, no latency: M = 4e6 bytes, P(0) = 8e6 bytes, c_u = 3 and 5 ms, MB = 4.
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(4, 4, 10.0);
+  bw(0, 2) = bw(2, 0) = 1.0;
+  const link_costs L(matrix_topology(bw, Eigen::MatrixXd::Zero(4, 4), std::vector<double>(4, 1e12)));
+  const stage_graph g(2, {3.0, 5.0}, {8e6, 0.0}, {{0.0, 4e6}, {4e6, 0.0}});
+  const std::vector<std::size_t> dev{0, 1, 2, 3};  // stage 0 on {0, 1}, stage 1 on {2, 3}
+  const combined_cost c{.micro_batches = 4};
+  // vertex 0 (stage 0, replica 0) sends 4e6 bytes to device 2 over the slow link: 4 ms; the ring
+  // of stage 0 is 0 <-> 1 at 10 GB/s: 2(R-1)/R * P = 8e6 bytes -> 0.8 ms, / MB = 0.2 ms.
+  CHECK(c.time(g, L, dev, 0) == doctest::Approx(3 + 4 + 0.2));
+  CHECK(c.time(g, L, dev, 1) == doctest::Approx(3 + 0.4 + 0.2));
+  CHECK(c.time(g, L, dev, 2) == doctest::Approx(5 + 4));  // stage 1 has no parameters
+  CHECK(evaluate_flat(g, L, c, std::span<const std::size_t>(dev)).objective_ms == doctest::Approx(9));
 }
 
 TEST_CASE("cost models: the automatic choice follows the allreduce-to-p2p ratio") {

@@ -60,7 +60,7 @@ void property_round(std::mt19937_64& rng, std::size_t D, test::topo_kind kind, c
 }
 
 // A user model: the "theoretically exact" stage time c_u + c_m + c_AR (not the paper's choice).
-struct combined_cost {
+struct user_sum_cost {
   std::string_view name() const { return "p2p+allreduce"; }
   std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
     auto a = p2p_cost{}.dependencies(g, v), b = allreduce_cost{}.dependencies(g, v);
@@ -74,7 +74,7 @@ struct combined_cost {
     return p2p_cost{}.bound(g, L, dev, v) + allreduce_cost{}.bound(g, L, dev, v) - g.compute_ms(g.stage_of_vertex(v));
   }
 };
-static_assert(mapping_cost_model<combined_cost>);
+static_assert(mapping_cost_model<user_sum_cost>);
 static_assert(mapping_cost_model<p2p_cost>);
 static_assert(mapping_cost_model<allreduce_cost>);
 
@@ -93,6 +93,40 @@ TEST_CASE("mapper: objective equals brute force over all bijections, allreduce")
   for (int it = 0; it < 150; ++it) {
     const std::size_t D = 2 + rng() % 7;
     property_round(rng, D, test::all_topo_kinds[it % 4], allreduce_cost{}, {.threads = 1 + unsigned(it % 2)});
+  }
+}
+
+TEST_CASE("mapper: objective equals brute force over all bijections, combined (p2p + allreduce / MB)") {
+  std::mt19937_64 rng(14);
+  static_assert(mapping_cost_model<combined_cost>);
+  for (int it = 0; it < 150; ++it) {
+    const std::size_t D = 2 + rng() % 7;
+    const combined_cost model{.micro_batches = 1 + rng() % 8};
+    property_round(rng, D, test::all_topo_kinds[it % 4], model, {.threads = 1 + unsigned(it % 2)});
+  }
+}
+
+TEST_CASE("mapper: cost_choice::combined starts from the p2p and allreduce optima (never worse than the ensemble)") {
+  std::mt19937_64 rng(15);
+  for (int it = 0; it < 30; ++it) {
+    const std::size_t D = 4 + rng() % 5;
+    const auto [S, R] = random_shape(rng, D);
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const std::size_t MB = 1 + rng() % 6;
+    const combined_cost model{.micro_batches = MB};
+    std::vector<std::size_t> best;
+    const double opt = brute_force(g, L, model, &best);
+    const auto r = map_devices(g, L, {.cost = cost_choice::combined, .threads = 1, .micro_batches = MB});
+    check_valid(g, D, r);
+    CHECK(r.cost == "combined");
+    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+    // the initial incumbent is at least as good as both optima of the other models (the ensemble)
+    for (auto other : {map_devices(g, L, p2p_cost{}, {.threads = 1}), map_devices(g, L, allreduce_cost{}, {.threads = 1})})
+      CHECK(r.initial_upper_bound_ms <= evaluate(g, L, other.device_of, model).objective_ms * (1 + 1e-12));
+    // a warm start is the incumbent: with the optimum given and no time, the optimum comes back
+    const auto w = map_devices(g, L, model, {.threads = 1, .timeout_s = 0, .warm_starts = {best}});
+    CHECK(w.objective_ms == doctest::Approx(opt).epsilon(1e-12));
   }
 }
 
@@ -120,7 +154,7 @@ TEST_CASE("mapper: a user-supplied cost model is searched exactly") {
   std::mt19937_64 rng(15);
   for (int it = 0; it < 16; ++it) {
     const std::size_t D = 2 + rng() % 6;
-    property_round(rng, D, test::all_topo_kinds[it % 4], combined_cost{}, {.threads = 2});
+    property_round(rng, D, test::all_topo_kinds[it % 4], user_sum_cost{}, {.threads = 2});
   }
 }
 

@@ -133,18 +133,22 @@ template <mapping_cost_model C>
   return evaluate_flat(g, L, model, std::span<const std::size_t>(dev));
 }
 
-/// Evaluates `m` under the model `c` (automatic: the paper's ratio rule).
+/// Evaluates `m` under the model `c` (automatic: the paper's ratio rule; combined over
+/// `micro_batches`).
 [[nodiscard]] inline mapping_evaluation evaluate(const stage_graph& g, const link_costs& L, const device_mapping& m,
-                                                 cost_choice c) {
-  return select_cost_model(g, c) == cost_choice::allreduce ? evaluate(g, L, m, allreduce_cost{})
-                                                           : evaluate(g, L, m, p2p_cost{});
+                                                 cost_choice c, std::size_t micro_batches = 1) {
+  switch (select_cost_model(g, c)) {
+    case cost_choice::allreduce: return evaluate(g, L, m, allreduce_cost{});
+    case cost_choice::combined: return evaluate(g, L, m, combined_cost{.micro_batches = micro_batches});
+    default: return evaluate(g, L, m, p2p_cost{});
+  }
 }
 
 /// Same, on any `device_topology`.
 template <device_topology T>
 [[nodiscard]] mapping_evaluation evaluate(const stage_graph& g, const T& topology, const device_mapping& m,
-                                          cost_choice c) {
-  return evaluate(g, link_costs(topology), m, c);
+                                          cost_choice c, std::size_t micro_batches = 1) {
+  return evaluate(g, link_costs(topology), m, c, micro_batches);
 }
 
 }  // namespace devplace

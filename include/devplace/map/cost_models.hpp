@@ -279,8 +279,14 @@ struct p2p_cost {
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                             std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + sends_ms(g, L, dev, v);
+  }
+
+  /// Σ_{s'∈adj(s)} T(p(s_r), p(s'_r), M(s, s')): the sends of v; every neighbour placed.
+  [[nodiscard]] static double sends_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                                       std::size_t v) {
     const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v), d = dev[v];
-    double c = g.compute_ms(s);
+    double c = 0;
     for (auto t : g.neighbours(s)) c += L.transfer_ms(d, dev[g.vertex(t, r)], g.message_bytes(s, t));
     return c;
   }
@@ -289,8 +295,14 @@ struct p2p_cost {
   /// message on the fastest link (rearrangement inequality; latency the smallest ones apart).
   [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                              std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + sends_bound_ms(g, L, dev, v);
+  }
+
+  /// A lower bound of `sends_ms` over every completion of `dev` (v placed), as in `bound`.
+  [[nodiscard]] static double sends_bound_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                                             std::size_t v) {
     const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v), d = dev[v];
-    double c = g.compute_ms(s);
+    double c = 0;
     const auto ow = L.out_sorted(d);
     const auto ol = L.out_latency_sorted(d);
     std::size_t k = 0;
@@ -326,13 +338,20 @@ struct allreduce_cost {
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                             std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + ring_ms(g, L, dev, v);
+  }
+
+  /// 2(R−1) · max_i T(p(s_i), p(s_{i+1 mod R}), P(s)/R): the ring allreduce of v's stage; every
+  /// replica of the stage placed.
+  [[nodiscard]] static double ring_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                                      std::size_t v) {
     const std::size_t s = g.stage_of_vertex(v), R = g.replicas();
     const double x = g.allreduce_bytes(s);
     double worst = 0;
     if (x > 0)
       for (std::size_t q = 0; q < R; ++q)
         worst = std::max(worst, L.ring_transfer_ms(dev[g.vertex(s, q)], dev[g.vertex(s, (q + 1) % R)], x, R));
-    return g.compute_ms(s) + worst;
+    return worst;
   }
 
   /// Ring links with both ends placed exactly; a placed replica whose ring neighbour is not placed
@@ -342,6 +361,12 @@ struct allreduce_cost {
   /// least x · B_h(p(a), p(b)) (ring closure; without latency).
   [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                              std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + ring_bound_ms(g, L, dev, v);
+  }
+
+  /// A lower bound of `ring_ms` over every completion of `dev` (v placed), as in `bound`.
+  [[nodiscard]] double ring_bound_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                                     std::size_t v) const {
     const std::size_t s = g.stage_of_vertex(v), R = g.replicas();
     const double x = g.allreduce_bytes(s);
     double worst = 0;
@@ -379,7 +404,7 @@ struct allreduce_cost {
       }
       if (first != unplaced) run(prev, first, first + R - prev);  // wrap-around run (h = R alone)
     }
-    return g.compute_ms(s) + worst;
+    return worst;
   }
 
   /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds).
@@ -399,11 +424,55 @@ struct allreduce_cost {
   [[nodiscard]] bool shared_time() const noexcept { return true; }
 };
 
+/// The combined model: a stage replica's load per micro-batch in an iteration of MB micro-batches,
+/// its p2p sends and its stage's ring allreduce (amortised over the MB micro-batches) together:
+///   c(s_r) = c_u(s) + Σ_{s'∈adj(s)} T(p(s_r), p(s'_r), M(s, s')) + AR(s) / MB
+///   AR(s)  = 2(R−1) · max_i T(p(s_i), p(s_{i+1 mod R}), P(s)/R)
+/// MB · c(s_r) is the busy time of device p(s_r) in one simulated iteration with blocking sends
+/// and a blocking allreduce (docs/simulator.md, "Steady state"): the objective is the busiest
+/// device's share per micro-batch, a lower bound of iteration / MB that back-to-back iterations
+/// approach. p2p is the case R = 1 (or MB → ∞), allreduce the case of no messages and MB = 1.
+/// Bounds: the sum of the p2p and allreduce bounds of the two terms (each valid for every
+/// completion, so their sum is).
+struct combined_cost {
+  std::size_t micro_batches = 1;  ///< MB (≥ 1)
+  allreduce_cost ring;            ///< the allreduce term (ring-closure tables once prepared)
+
+  [[nodiscard]] std::string_view name() const noexcept { return "combined"; }
+
+  [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
+    auto d = p2p_cost{}.dependencies(g, v);
+    for (auto u : ring.dependencies(g, v))
+      if (std::find(d.begin(), d.end(), u) == d.end()) d.push_back(u);
+    return d;
+  }
+
+  [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                            std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, L, dev, v) +
+           allreduce_cost::ring_ms(g, L, dev, v) / mb();
+  }
+
+  [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                             std::size_t v) const {
+    return g.compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_bound_ms(g, L, dev, v) +
+           ring.ring_bound_ms(g, L, dev, v) / mb();
+  }
+
+  [[nodiscard]] combined_cost prepare(const stage_graph& g, const link_costs& L) const {
+    return {micro_batches, ring.prepare(g, L)};
+  }
+
+ private:
+  [[nodiscard]] double mb() const noexcept { return static_cast<double>(std::max<std::size_t>(micro_batches, 1)); }
+};
+
 /// Which model to map with.
 enum class cost_choice {
   automatic,  ///< the paper's rule: allreduce iff R > 1 and ρ > 1 (stage_graph::allreduce_to_p2p_ratio)
   p2p,
-  allreduce
+  allreduce,
+  combined    ///< p2p and allreduce together (`combined_cost`)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(cost_choice c) noexcept {
@@ -411,6 +480,7 @@ enum class cost_choice {
     case cost_choice::automatic: return "auto";
     case cost_choice::p2p: return "p2p";
     case cost_choice::allreduce: return "allreduce";
+    case cost_choice::combined: return "combined";
   }
   return "unknown";
 }

@@ -27,8 +27,10 @@
 /// (every mapping is pruned on its path by a value ≤ its objective): the bracket jumps to it.
 ///
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
-/// p2p and seeded random maps, which is kept as the incumbent (the printed Algorithm 1 loses its
-/// mapping when the last search fails, and returns nothing when the initial map is optimal).
+/// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
+/// and allreduce optima, a quarter of the time limit each), which is kept as the incumbent (the
+/// printed Algorithm 1 loses its mapping when the last search fails, and returns nothing when the
+/// initial map is optimal).
 /// Workers search targets that split the largest gap of the bracket; a success sets t_r to the
 /// found objective and cancels the workers whose target is no longer inside the bracket; a
 /// complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
@@ -55,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/config.hpp"
 #include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/mapping_search.hpp"
@@ -132,6 +135,10 @@ class bracket_search {
       const auto dev = flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed));
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
       if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::string(to_string(b));
+    }
+    for (const auto& dev : o_.warm_starts) {
+      const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = "warm start";
     }
     res_.initial_lower_bound_ms = t_l_;
     res_.initial_upper_bound_ms = t_r_;
@@ -263,10 +270,29 @@ template <mapping_cost_model C>
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 
-/// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule).
+/// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule; combined with
+/// `o.micro_batches`).
 [[nodiscard]] inline mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o = {}) {
-  return select_cost_model(g, o.cost) == cost_choice::allreduce ? map_devices(g, L, allreduce_cost{}, o)
-                                                                : map_devices(g, L, p2p_cost{}, o);
+  DEVPLACE_EXPECTS(o.micro_batches >= 1, "map_devices: micro_batches must be >= 1");
+  switch (select_cost_model(g, o.cost)) {
+    case cost_choice::allreduce: return map_devices(g, L, allreduce_cost{}, o);
+    case cost_choice::combined: {
+      // Warm starts: the p2p and allreduce optima (Parmesan's ensemble), a quarter of the time each.
+      mapper_options part = o, rest = o;
+      part.timeout_s = o.timeout_s / 4;
+      double time_s = 0;
+      std::uint64_t nodes = 0;
+      for (const auto& m : {map_devices(g, L, p2p_cost{}, part), map_devices(g, L, allreduce_cost{}, part)}) {
+        if (m.has_solution()) rest.warm_starts.push_back(flatten(g, m.device_of));
+        time_s += m.time_s, nodes += m.nodes_explored;
+      }
+      rest.timeout_s = o.timeout_s / 2;
+      auto r = map_devices(g, L, combined_cost{.micro_batches = o.micro_batches}, rest);
+      r.time_s += time_s, r.nodes_explored += nodes;  // the whole run, warm starts included
+      return r;
+    }
+    default: return map_devices(g, L, p2p_cost{}, o);
+  }
 }
 
 /// Same, on any `device_topology` (copied once into dense link costs).

@@ -46,6 +46,10 @@ struct mapper_options {
   bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
   std::uint64_t seed = 1;                     ///< random baseline map
+  std::size_t micro_batches = 1;              ///< MB of `cost_choice::combined` (its allreduce is amortised over MB)
+  /// Mappings (device of vertex s·R + r) evaluated with the baselines for the initial incumbent;
+  /// each must be an injection onto the devices.
+  std::vector<std::vector<std::size_t>> warm_starts;
   std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
 };
 

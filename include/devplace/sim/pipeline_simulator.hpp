@@ -84,6 +84,10 @@ struct simulation_options {
   /// sends); off: transfers run on the links, overlapped with compute. The p2p mapping model
   /// assumes blocking sends (docs/simulator.md, "Steady state").
   bool blocking_sends = false;
+  /// The devices of a stage are busy during its allreduce: it counts in their `device_busy_ms`
+  /// (in one iteration the allreduce follows every backward of its devices either way). With
+  /// blocking sends, MB times the combined mapping model is the largest busy time.
+  bool blocking_allreduce = false;
   double update_ms = 0;                                ///< optimizer step after the last task
 };
 
@@ -112,7 +116,7 @@ struct simulation_result {
   double iteration_ms = 0;
   double samples_per_s = 0;
   double bubble_fraction = 0;
-  std::vector<double> device_busy_ms;                  ///< compute busy time, indexed by device id
+  std::vector<double> device_busy_ms;                  ///< compute busy time (+ blocking sends and allreduce), by device id
   std::vector<std::size_t> peak_in_flight;             ///< per stage: max micro-batches forwarded, not yet backwarded
   std::vector<sim_event> timeline;                     ///< every task, in start order
 };
@@ -340,6 +344,8 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     last = std::max(last, end[t]);
     ++done;
     if (k.kind == sim_task_kind::forward || k.kind == sim_task_kind::backward) res.device_busy_ms[k.from] += k.duration;
+    if (k.kind == sim_task_kind::allreduce && o.blocking_allreduce)
+      for (auto d : m.device_of[k.stage]) res.device_busy_ms[d] += k.duration;
     res.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t]});
     for (std::size_t n : k.next) {
       tasks[n].ready = std::max(tasks[n].ready, end[t]);

@@ -204,13 +204,15 @@ class mapping_ilp {
 };
 
 /// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
-/// topology has fewer than S·R devices.
+/// topology has fewer than S·R devices, or for the combined model.
 [[nodiscard]] inline mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L,
                                                    const mapping_ilp_options& o = {}) {
   const std::size_t S = g.stages(), R = g.replicas(), V = g.vertices(), D = L.devices();
   if (V > D)
     throw std::invalid_argument("mapping_ilp: " + std::to_string(S) + " stages x " + std::to_string(R) +
                                 " replicas need " + std::to_string(V) + " devices, the topology has " + std::to_string(D));
+  if (o.cost == cost_choice::combined)
+    throw std::invalid_argument("mapping_ilp: the combined cost model has no MILP (use p2p or allreduce)");
   mapping_ilp p(g, L);
   p.cost_ = select_cost_model(g, o.cost);
   p.symmetry_breaking_ = o.symmetry_breaking;
