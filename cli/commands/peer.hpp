@@ -61,6 +61,7 @@ inline void register_peer_pipedream(CLI::App* peer) {
   cmd->add_flag("--no-transfers", a->no_transfers, "Upstream's default: no --activation_compression_ratio, transfers ignored");
   cmd->add_option("--out", a->out, "Write the result (JSON) here");
   cmd->callback([a] {
+    require_writable({a->out});
     if (!a->bandwidths.empty() && a->bandwidths.size() != a->machines.size())
       throw failure("-b: give one bandwidth per level of -n (" + std::to_string(a->machines.size()) + ")");
     peers::pipedream_options o;
@@ -102,6 +103,7 @@ inline void register_peer_tarnawski(CLI::App* peer) {
   cmd->add_option("--max-ideals", a->max_ideals, "Stop beyond this many ideals")->capture_default_str();
   cmd->add_option("--out", a->out, "Write the result (JSON) here");
   cmd->callback([a] {
+    require_writable({a->out});
     const auto in = io::read_tarnawski_instance(a->graph);
     const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals});
     if (r.status == status::work_limit)
