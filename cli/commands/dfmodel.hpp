@@ -46,7 +46,7 @@ inline void register_dfmodel(CLI::App& app) {
     std::printf("cost            %.2f $\n", m.cost);
     std::printf("power           %.2f W\n", m.power);
     if (!args->out.empty()) {
-      io::atomic_write(args->out, dfmodel::result_json(s, r).dump(2) + "\n");
+      io::atomic_write(args->out, dfmodel::result_json(s, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
   });
 }

@@ -35,7 +35,7 @@ inline std::string digits17(double x) {
 
 inline void write_peer_json(const std::string& out, const nlohmann::json& doc) {
   if (out.empty()) return;
-  io::atomic_write(out, doc.dump(2) + "\n");
+  io::atomic_write(out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::cout << "written " << out << '\n';
 }
 
