@@ -7,17 +7,13 @@
 #include "invariants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  devplace::op_graph g;
-  try {
-    g = devplace::io::read_graph_json_text(text, "fuzz.json");
-  } catch (const devplace::io::input_error&) {
-    return 0;
-  }
-  devplace::fuzz::graph_invariants(g);
+  namespace io = devplace::io;
+  const auto g = devplace::fuzz::read_and_check_graph(
+      data, size, [](const std::string& text) { return io::read_graph_json_text(text, "fuzz.json"); });
+  if (!g) return 0;
   // What was read writes back and reads again to the same graph.
-  const auto again = devplace::io::read_graph_json_text(devplace::io::graph_to_json(g).dump(), "again.json");
-  devplace::fuzz::require(again.num_vertices() == g.num_vertices() && again.num_edges() == g.num_edges(),
+  const auto again = io::read_graph_json_text(io::graph_to_json(*g).dump(), "again.json");
+  devplace::fuzz::require(again.num_vertices() == g->num_vertices() && again.num_edges() == g->num_edges(),
                           "graph JSON round-trips");
   return 0;
 }

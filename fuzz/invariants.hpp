@@ -1,8 +1,10 @@
 #pragma once
 // Shared by the fuzz targets: the cheap algorithms run on whatever a reader accepted, with their
 // invariants checked (a violated invariant aborts, which libFuzzer reports as a crash).
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "devplace/algorithm/downsets.hpp"
@@ -39,6 +41,25 @@ inline void graph_invariants(const op_graph& g) {
     require(r.stage_of[v] < S, "stage index < S");
     for (auto w : devplace::out_edges(g, v)) require(r.stage_of[v] <= r.stage_of[w], "edges never go back a stage");
   }
+}
+
+/// The fuzz input as text.
+inline std::string as_text(const std::uint8_t* data, std::size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// Reads a graph with `read(text)`; a rejected input (io::input_error) ends the run, an accepted
+/// one goes through `graph_invariants` and is returned.
+template <class Read>
+std::optional<op_graph> read_and_check_graph(const std::uint8_t* data, std::size_t size, Read read) {
+  std::optional<op_graph> g;
+  try {
+    g = read(as_text(data, size));
+  } catch (const io::input_error&) {
+    return std::nullopt;
+  }
+  graph_invariants(*g);
+  return g;
 }
 
 }  // namespace devplace::fuzz

@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace io = devplace::io;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = devplace::fuzz::as_text(data, size);
   try {
     const auto in = io::piper_from_json(io::detail::parse_json(text, "fuzz.json"), "fuzz.json");
     devplace::fuzz::require(in.in_edges.size() == in.nodes.size() && in.out_edges.size() == in.nodes.size(),

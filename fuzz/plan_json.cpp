@@ -24,7 +24,7 @@ const devplace::op_graph& residual4() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace io = devplace::io;
   using devplace::fuzz::require;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = devplace::fuzz::as_text(data, size);
   try {
     const auto p = io::read_plan_json_text(text, "fuzz.json");
     const auto again = io::read_plan_json_text(io::plan_to_json(p).dump(), "again.json");

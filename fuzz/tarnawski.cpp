@@ -13,7 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace io = devplace::io;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = devplace::fuzz::as_text(data, size);
   nlohmann::json doc;
   try {
     doc = io::detail::parse_json(text, "fuzz.json");

@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace io = devplace::io;
   using devplace::fuzz::require;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = devplace::fuzz::as_text(data, size);
   devplace::matrix_topology t;
   try {
     t = io::read_topology_json_text(text, "fuzz.json");

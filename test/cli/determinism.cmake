@@ -4,16 +4,7 @@
 # mapping first, so the count depends on timing; the mapping itself does not).
 #   cmake -DOUT=FILE [-DTHREADED=ON] -P determinism.cmake -- COMMAND ARGS...
 # With THREADED the command is run with --threads 1, 2, 8 and 1 again, otherwise three times.
-set(_cmd)
-set(_after FALSE)
-math(EXPR _last "${CMAKE_ARGC} - 1")
-foreach(_i RANGE ${_last})
-  if(_after)
-    list(APPEND _cmd "${CMAKE_ARGV${_i}}")
-  elseif("${CMAKE_ARGV${_i}}" STREQUAL "--")
-    set(_after TRUE)
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/command_args.cmake)
 if(THREADED)
   set(_runs 1 2 8 1)
 else()

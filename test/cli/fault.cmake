@@ -8,16 +8,7 @@
 #   no temporary file.
 # MODE early: FILE is in a missing directory and the command would work for long: exit status 1,
 #   nothing on stdout (no work was reported), one line on stderr naming FILE.
-set(_cmd)
-set(_after FALSE)
-math(EXPR _last "${CMAKE_ARGC} - 1")
-foreach(_i RANGE ${_last})
-  if(_after)
-    list(APPEND _cmd "${CMAKE_ARGV${_i}}")
-  elseif("${CMAKE_ARGV${_i}}" STREQUAL "--")
-    set(_after TRUE)
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/command_args.cmake)
 
 get_filename_component(_dir "${OUT}" DIRECTORY)
 set(_old "old contents that must survive\n")

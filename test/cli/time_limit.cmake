@@ -3,16 +3,7 @@
 # The command must print REGEX, whose first group is the seconds it spent under the limit S (its
 # own measurement, from the start of the limited work); that must be <= 1.1 S. The whole process
 # must end within 1.1 S + STARTUP (reading the inputs, building the model; default 2 s).
-set(_cmd)
-set(_after FALSE)
-math(EXPR _last "${CMAKE_ARGC} - 1")
-foreach(_i RANGE ${_last})
-  if(_after)
-    list(APPEND _cmd "${CMAKE_ARGV${_i}}")
-  elseif("${CMAKE_ARGV${_i}}" STREQUAL "--")
-    set(_after TRUE)
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/command_args.cmake)
 if(NOT DEFINED STARTUP)
   set(STARTUP 2)
 endif()
