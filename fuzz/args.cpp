@@ -11,12 +11,7 @@
 #include "commands/common.hpp"
 
 namespace {
-void drop_callbacks(CLI::App* app) {
-  for (auto* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    sub->callback(std::function<void()>{});
-    drop_callbacks(sub);
-  }
-}
+struct parsed {};  // thrown once the arguments are parsed and validated
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -35,12 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CLI::App app{"devplace"};
   app.require_subcommand(1);
   devplace::cli::register_all(app);
-  drop_callbacks(&app);
+  app.parse_complete_callback([] { throw parsed{}; });
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError&) {
+  } catch (const parsed&) {
   }
   return 0;
 }
