@@ -6,10 +6,12 @@
 #include <exception>
 #include <iostream>
 
+#include "devplace/io/atomic_write.hpp"
 #include "devplace/version.hpp"
 #include "commands/common.hpp"
 
 int main(int argc, char** argv) {
+  devplace::io::remove_temp_files_on_signals();  // SIGINT/SIGTERM leave no partial output
   CLI::App app{"devplace: place DNN training onto multi-device systems"};
   app.set_version_flag("--version", DEVPLACE_VERSION_STRING);
   app.require_subcommand(1);

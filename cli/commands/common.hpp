@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstddef>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 
+#include "devplace/io/atomic_write.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/plan.hpp"
 #include "devplace/sim/from_plan.hpp"
@@ -32,6 +34,13 @@ inline void require_devices(std::size_t S, std::size_t R, std::size_t D) {
   if (S * R > D)
     throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
                   std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+}
+
+/// Throws `io::output_error` (exit status 1, one line) unless every non-empty path can be
+/// written; commands call it first, so that an unwritable output is found before the work.
+inline void require_writable(std::initializer_list<std::string> paths) {
+  for (const auto& p : paths)
+    if (!p.empty()) io::check_writable(p);
 }
 
 /// Checks a time limit: a number of seconds >= 0 (CLI::NonNegativeNumber would print DBL_MAX).

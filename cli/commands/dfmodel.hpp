@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -26,6 +25,7 @@ inline void register_dfmodel(CLI::App& app) {
   cmd->add_option("--setup", args->setup, "Setup file (devplace.dfmodel.setup/1 JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "Write the result (devplace.dfmodel.result/1 JSON)");
   cmd->callback([args] {
+    require_writable({args->out});
     const auto s = dfmodel::read_setup_json(args->setup);
     const auto r = dfmodel::run_setup(s);
     const auto& m = r.mapping;
@@ -46,10 +46,7 @@ inline void register_dfmodel(CLI::App& app) {
     std::printf("cost            %.2f $\n", m.cost);
     std::printf("power           %.2f W\n", m.power);
     if (!args->out.empty()) {
-      std::ofstream f(args->out);
-      if (!f) throw std::runtime_error(args->out + ": cannot write");
-      f << dfmodel::result_json(s, r).dump(2) << '\n';
-      if (!f) throw std::runtime_error(args->out + ": cannot write");
+      io::atomic_write(args->out, dfmodel::result_json(s, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
   });
 }

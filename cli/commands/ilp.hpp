@@ -107,6 +107,7 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
     if (ext != ".lp" && ext != ".mps")
       throw CLI::ValidationError("--write " + a.write + ": the file name must end in .lp or .mps");
   }
+  require_writable({a.write, a.out});
   const op_graph g = io::read_graph(a.graph, a.format);
   const ilp::solve_options so{.time_limit_s = a.time_limit, .threads = a.threads};
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -41,20 +42,22 @@ inline void register_info(CLI::App& app) {
     const auto snk = sinks(g);
     const auto by_time = longest_path(g, [](const op_graph& gg, auto v) { return gg.compute_ms(v); });
     const auto by_hops = longest_path(g, unit_cost{});
-    const auto ds = count_downsets(g, {.max_downsets = args->downset_cap});
+    constexpr std::uint64_t downset_memory = 1ull << 30;
+    const auto ds = count_downsets(g, {.max_downsets = args->downset_cap, .max_memory_bytes = downset_memory});
     std::cout << "graph           " << (g.name().empty() ? args->graph : g.name()) << '\n'
               << "operators       " << g.num_vertices() << '\n'
               << "edges           " << g.num_edges() << '\n'
               << "forward ms      " << fwd << '\n'
               << "backward ms     " << bwd << '\n'
-              << "parameter bytes " << static_cast<long long>(params) << '\n'
+              << "parameter bytes " << std::setprecision(17) << params << std::setprecision(6) << '\n'
               << "sources         " << src.size() << '\n'
               << "sinks           " << snk.size() << '\n'
               << "longest path    " << by_time.length << " ms (fwd+bwd), " << by_hops.path.size() << " operators\n"
               << "down-sets       ";
-    if (ds.not_counted)
-      std::cout << "not counted (the enumerator would hold "
-                << downset_enumerator::closure_bytes(g.num_vertices()) / 1e9 << " GB of closure bitsets)\n";
+    if (ds.status == status::work_limit && ds.count == 0)
+      std::cout << "not counted (the enumeration of " << g.num_vertices() << " operators would need "
+                << downset_enumerator::memory_bytes(g.num_vertices()) / (1u << 20) << " MiB, over "
+                << downset_memory / (1u << 20) << " MiB)\n";
     else if (ds.status == status::work_limit)
       std::cout << "more than " << args->downset_cap << " (count stopped at the cap)\n";
     else

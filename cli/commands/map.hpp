@@ -42,6 +42,7 @@ inline void print_mapping(const plan& p, std::ostream& os) {
 }
 
 inline void run_map(const map_args& a, std::ostream& os) {
+  require_writable({a.out.empty() ? a.plan_file : a.out});
   const op_graph g = io::read_graph(a.graph, a.format);
   const matrix_topology topo = io::read_topology_json(a.topology);
   plan p = io::read_plan_json(a.plan_file, &g);

@@ -77,6 +77,7 @@ mcm::search_result mcm_search_with(const op_graph& g, const mcm::chip_topology& 
 }
 
 inline void run_mcm_search(const mcm_args& a, std::ostream& os) {
+  require_writable({a.out});
   op_graph g = io::read_graph(a.graph, a.format);
   if (a.replicate > 0) {
     auto rc = mcm::replicate_cones(g, {.min_fanout = a.replicate});

@@ -28,6 +28,7 @@ struct partition_args {
   double device_memory = std::numeric_limits<double>::infinity(), bandwidth = 10.0;
   std::vector<double> alphas{0.01, 1.0, 100.0};
   std::uint64_t max_downsets = 2'000'000;
+  unsigned threads = 0;
 };
 
 /// Adds the options shared by every command that partitions.
@@ -53,6 +54,7 @@ inline void add_partition_options(CLI::App* cmd, partition_args& a) {
       ->check(CLI::IsMember({"paper", "objective", "none"}))->capture_default_str();
   cmd->add_option("--max-downsets", a.max_downsets, "dp: stop after creating this many down-sets")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--threads", a.threads, "parmesan: alpha values run at once [hardware concurrency]");
 }
 
 /// Runs the chosen partitioner; throws `failure` when it finds no partition.
@@ -82,7 +84,8 @@ inline plan run_partition(const op_graph& g, const partition_args& a, std::ostre
     if (r.has_solution()) finish_partition(g, po, r);
   } else {
     method = "cluster+dp+refine";
-    parmesan_options opt{.partition = po, .clusters = a.clusters, .alphas = a.alphas, .refine = a.refine != "none"};
+    parmesan_options opt{.partition = po, .clusters = a.clusters, .alphas = a.alphas, .refine = a.refine != "none",
+                         .threads = a.threads};
     if (a.refine == "objective") opt.policy = refine_policy::objective;
     const auto pr = parmesan_partition(g, opt);
     for (const auto& st : pr.steps)
@@ -140,6 +143,7 @@ inline void register_partition(CLI::App& app) {
   add_partition_options(cmd, *a);
   cmd->add_option("--out", a->out, "Write the plan (devplace.plan/1) here");
   cmd->callback([a] {
+    require_writable({a->out});
     const op_graph g = io::read_graph(a->graph, a->format);
     const plan p = run_partition(g, *a, std::cout);
     print_partition(p, std::cout);

@@ -39,7 +39,7 @@ inline std::string digits17(double x) {
 
 inline void write_peer_json(const std::string& out, const nlohmann::json& doc) {
   if (out.empty()) return;
-  io::atomic_write(out, doc.dump(2) + "\n");
+  io::atomic_write(out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::cout << "written " << out << '\n';
 }
 
@@ -65,6 +65,7 @@ inline void register_peer_pipedream(CLI::App* peer) {
   cmd->add_flag("--no-transfers", a->no_transfers, "Upstream's default: no --activation_compression_ratio, transfers ignored");
   cmd->add_option("--out", a->out, "Write the result (JSON) here");
   cmd->callback([a] {
+    require_writable({a->out});
     if (!a->bandwidths.empty() && a->bandwidths.size() != a->machines.size())
       throw failure("-b: give one bandwidth per level of -n (" + std::to_string(a->machines.size()) + ")");
     peers::pipedream_options o;
@@ -106,6 +107,7 @@ inline void register_peer_tarnawski(CLI::App* peer) {
   cmd->add_option("--max-ideals", a->max_ideals, "Stop beyond this many ideals")->capture_default_str();
   cmd->add_option("--out", a->out, "Write the result (JSON) here");
   cmd->callback([a] {
+    require_writable({a->out});
     const auto in = io::read_tarnawski_instance(a->graph);
     const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals});
     if (r.status == status::work_limit)

@@ -62,10 +62,16 @@ inline void register_plan(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
   cmd->add_flag("--no-prune", a->no_prune, "Explore every configuration (no bound pruning)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");
+  cmd->add_option("--threads", a->o.threads, "Configurations searched at once [hardware concurrency]");
   cmd->add_option("--out", a->out, "Write the chosen plan here");
   cmd->add_option("--svg", a->svg, "Write gantt.svg, heatmap.svg and stage_graph.svg of the chosen plan into this directory")
       ->check(CLI::ExistingDirectory);
   cmd->callback([a] {
+    const std::filesystem::path svg_dir = a->svg;
+    require_writable({a->out});
+    if (!a->svg.empty())
+      require_writable({(svg_dir / "gantt.svg").string(), (svg_dir / "heatmap.svg").string(),
+                        (svg_dir / "stage_graph.svg").string()});
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
@@ -128,7 +134,7 @@ inline void register_plan(CLI::App& app) {
     if (!a->svg.empty()) {
       const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
       const auto sim = simulate(model, t, simulation_options_of(p));
-      const std::filesystem::path dir = a->svg;
+      const std::filesystem::path& dir = svg_dir;
       io::atomic_write(dir / "gantt.svg", gantt_svg(sim, t.num_devices()));
       io::atomic_write(dir / "heatmap.svg", heatmap_svg(t, p.device_of));
       io::atomic_write(dir / "stage_graph.svg", stage_graph_svg(model));

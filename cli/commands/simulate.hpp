@@ -47,6 +47,7 @@ inline void register_simulate(CLI::App& app) {
   cmd->add_flag("--overlapped-sends", a->overlapped_sends, "Transfers run on the links, overlapped with compute")->excludes(bs);
   cmd->add_option("--out", a->out, "Write the plan with its simulation figures here");
   cmd->callback([a] {
+    require_writable({a->out});
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology);
     plan p = io::read_plan_json(a->plan_file, &g);

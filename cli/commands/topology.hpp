@@ -77,6 +77,7 @@ inline void register_topology(CLI::App& app) {
     for (auto* o : {mem, lat, inter})
       if (o->count() > 0 && a->generator.empty() && a->nvidia_smi.empty())
         throw CLI::ValidationError(o->get_name(), "needs --generator or --nvidia-smi");
+    require_writable({a->out});
     matrix_topology t;
     if (!a->nvidia_smi.empty()) {
       io::nvidia_smi_options o;

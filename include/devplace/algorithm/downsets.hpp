@@ -54,10 +54,12 @@ class downset_enumerator {
 
   downset_enumerator() = default;
 
-  /// Bytes of the closure bitsets (down and up set of every vertex) an enumerator over `n`
-  /// vertices holds: n²/4, e.g. 2.5 GB at 10^5 vertices, 250 GB at 10^6.
-  [[nodiscard]] static constexpr double closure_bytes(std::size_t n) noexcept {
-    return 2.0 * static_cast<double>(n) * static_cast<double>((n + 63) / 64 * 8);
+  /// Bytes of the reachability bitsets the constructor builds for `n` vertices (2 n^2 bits):
+  /// 2.5 GB at n = 10^5, 250 GB at 10^6.
+  [[nodiscard]] static constexpr std::uint64_t memory_bytes(std::uint64_t n) noexcept {
+    const std::uint64_t words = (n + 63) / 64;
+    return n != 0 && words > std::numeric_limits<std::uint64_t>::max() / 16 / n ? std::numeric_limits<std::uint64_t>::max()
+                                                                               : 16 * n * words;
   }
 
   /// Precondition: `g` is acyclic.
@@ -230,26 +232,22 @@ class downset_enumerator {
 
 struct downset_count_options {
   std::uint64_t max_downsets = std::numeric_limits<std::uint64_t>::max();  ///< stop counting here
-  /// Do not count when the enumerator's closure bitsets (`downset_enumerator::closure_bytes`)
-  /// would need more memory than this.
-  double max_memory_bytes = 1024.0 * 1024 * 1024;
+  /// Count nothing (`work_limit`, count 0) when the enumerator's bitsets would need more bytes
+  /// (`downset_enumerator::memory_bytes`): a huge graph is a status, not an exhausted machine.
+  std::uint64_t max_memory_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
 struct downset_count_result {
-  devplace::status status = status::optimal;  ///< `work_limit` when a limit stopped the count
-  std::uint64_t count = 0;                    ///< number of down-sets, ∅ included (the cap when stopped)
-  bool not_counted = false;                   ///< `max_memory_bytes` refused the enumerator (count = 0)
+  devplace::status status = status::optimal;  ///< `work_limit` when the cap stopped the count
+  std::uint64_t count = 0;  ///< number of down-sets, ∅ included (the cap when stopped; 0 over the memory cap)
 };
 
-/// Counts the down-sets of `g` (∅ included), stopping at `max_downsets`. O(count · n/64) time,
-/// O(n²) bits of memory: over `max_memory_bytes` it counts nothing and says so.
+/// Counts the down-sets of `g` (∅ included), stopping at `max_downsets`. O(count · n/64).
 template <dag G>
 [[nodiscard]] downset_count_result count_downsets(const G& g, const downset_count_options& opt = {}) {
-  DEVPLACE_EXPECTS(opt.max_memory_bytes >= 0, "count_downsets: max_memory_bytes must be >= 0");
   downset_count_result r;
-  if (downset_enumerator::closure_bytes(devplace::num_vertices(g)) > opt.max_memory_bytes) {
+  if (downset_enumerator::memory_bytes(devplace::num_vertices(g)) > opt.max_memory_bytes) {
     r.status = status::work_limit;
-    r.not_counted = true;
     return r;
   }
   const downset_enumerator e(g);

@@ -45,6 +45,17 @@ class graph_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// Every value is finite but a total over the graph is not (values near DBL_MAX): the sums that
+/// every cost model forms would be infinite. `part` is "nodes" or "edges".
+class graph_total_error : public graph_error {
+ public:
+  graph_total_error(std::string part, const std::string& what) : graph_error(what), part_(std::move(part)) {}
+  [[nodiscard]] const std::string& part() const noexcept { return part_; }
+
+ private:
+  std::string part_;
+};
+
 class op_graph {
  public:
   using vertex_type = csr_dag::vertex_type;
@@ -154,8 +165,10 @@ class op_graph_builder {
   void set_name(std::string n) { name_ = std::move(n); }
 
   /// Validates acyclicity and returns the graph. Throws `graph_error` naming the external ids of
-  /// one cycle.
+  /// one cycle, `graph_total_error` when a total (of fwd_ms + bwd_ms, a memory or parameter
+  /// field, or the edge bytes) is not finite.
   [[nodiscard]] op_graph build() && {
+    check_totals();
     op_graph g;
     std::vector<csr_dag::edge_type> merged;
     g.dag_ = csr_dag(ops_.size(), edges_, &merged);
@@ -175,6 +188,25 @@ class op_graph_builder {
   }
 
  private:
+  void check_totals() const {
+    double compute = 0, fwd_mem = 0, bwd_mem = 0, params = 0, bytes = 0;
+    for (const auto& a : ops_) {
+      compute += a.fwd_ms + a.bwd_ms;
+      fwd_mem += a.fwd_mem_bytes;
+      bwd_mem += a.bwd_mem_bytes;
+      params += a.param_bytes;
+    }
+    for (double b : bytes_) bytes += b;
+    auto check = [](double total, const char* part, const char* what) {
+      if (!std::isfinite(total))
+        throw graph_total_error(part, std::string("the total of ") + what + " over the graph is not finite (values too large)");
+    };
+    check(compute, "nodes", "fwd_ms + bwd_ms");
+    check(fwd_mem, "nodes", "fwd_mem_bytes");
+    check(bwd_mem, "nodes", "bwd_mem_bytes");
+    check(params, "nodes", "param_bytes");
+    check(bytes, "edges", "edge bytes");
+  }
   static void check_attr(double x, const char* field, std::int64_t id) {
     if (!std::isfinite(x) || x < 0)
       throw graph_error("operator " + std::to_string(id) + ": " + field + " must be a finite number >= 0");

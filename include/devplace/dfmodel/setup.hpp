@@ -229,7 +229,9 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
   if (const json* sh = reader::optional(v, "shard")) {
     const std::string ps = child(p, "shard");
     rd.object(*sh, ps);
-    for (const auto& [name, x] : sh->items()) {
+    for (const auto& item : sh->items()) {  // no structured binding: lambdas capture `name` (clang 14)
+      const std::string& name = item.key();
+      const json& x = item.value();
       auto it = std::find_if(s.work.kernels.begin(), s.work.kernels.end(), [&](const kernel& k) { return k.name == name; });
       if (it == s.work.kernels.end()) rd.fail(child(ps, name), "no kernel of this name");
       it->scheme = static_cast<int>(pick<loop_dim>(rd, x, child(ps, name),
@@ -243,7 +245,9 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
   if (const json* pin = reader::optional(v, "pin")) {
     const std::string pp = child(p, "pin");
     rd.object(*pin, pp);
-    for (const auto& [name, c] : pin->items()) {
+    for (const auto& item : pin->items()) {
+      const std::string& name = item.key();
+      const json& c = item.value();
       auto it = std::find_if(s.work.kernels.begin(), s.work.kernels.end(), [&](const kernel& k) { return k.name == name; });
       if (it == s.work.kernels.end()) rd.fail(child(pp, name), "no kernel of this name");
       it->config = static_cast<int>(rd.count(c, child(pp, name)));

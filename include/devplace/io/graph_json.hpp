@@ -108,7 +108,7 @@ inline nlohmann::json graph_to_json(const op_graph& g) {
 }
 
 inline void write_graph_json(const op_graph& g, const std::filesystem::path& path) {
-  atomic_write(path, graph_to_json(g).dump(1) + "\n");
+  atomic_write(path, graph_to_json(g).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace devplace::io

@@ -220,7 +220,7 @@ inline nlohmann::json plan_to_json(const plan& p) {
 }
 
 inline void write_plan_json(const plan& p, const std::filesystem::path& path) {
-  atomic_write(path, plan_to_json(p).dump(1) + "\n");
+  atomic_write(path, plan_to_json(p).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace devplace::io

@@ -139,7 +139,7 @@ inline nlohmann::json topology_to_json(const matrix_topology& t) {
 }
 
 inline void write_topology_json(const matrix_topology& t, const std::filesystem::path& path) {
-  atomic_write(path, topology_to_json(t).dump() + "\n");
+  atomic_write(path, topology_to_json(t).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace devplace::io

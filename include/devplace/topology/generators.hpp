@@ -69,6 +69,10 @@ class spec_error : public std::invalid_argument {
 
 inline constexpr double default_device_memory_bytes = 34359738368.0;  // 32 GiB
 
+/// The most devices `generate_topology` builds (its matrices take 16 D^2 bytes: 4 GiB at the cap);
+/// a larger shape or device count is a `spec_error`, never an overflowing product or a huge allocation.
+inline constexpr std::size_t max_generated_devices = 16384;
+
 /// Bandwidth in GB/s of a mesh/torus link spanning `hops` hops (Parmesan table IX; the printed
 /// overlap at 31 resolved as 21–30 → 0.088, 31–51 → 0.078, ≥ 52 → 0.068).
 [[nodiscard]] inline double hop_bandwidth_gbps(std::size_t hops) {
@@ -355,9 +359,19 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
     if (!used_inter && s.inter_gbps) throw spec_error("inter_gbps", s.generator + " takes no inter_gbps");
   };
   const std::string& g = s.generator;
+  auto capped = [&](std::vector<std::size_t> sh, std::size_t per_entry, const char* field) {
+    std::size_t n = per_entry;
+    for (auto x : sh) {
+      if (x != 0 && n > max_generated_devices / x) n = max_generated_devices + 1;
+      else n *= x;
+    }
+    if (n > max_generated_devices)
+      throw spec_error(field, g + " would have more than " + std::to_string(max_generated_devices) + " devices");
+    return sh;
+  };
   if (g == "two_level") {
     unused(true, false, true, true);
-    const auto sh = shape_of(2, {4, 4}, "[nodes, devices_per_node]");
+    const auto sh = capped(shape_of(2, {4, 4}, "[nodes, devices_per_node]"), 1, "shape");
     return two_level(sh[0], sh[1], s.intra_gbps.value_or(11.0), s.inter_gbps.value_or(1.1), mem, lat);
   }
   if (g == "dgx1") {
@@ -366,22 +380,23 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
   }
   if (g == "dgx1_cluster") {
     unused(true, false, false, true);
-    const auto sh = shape_of(1, {4}, "[nodes]");
+    const auto sh = capped(shape_of(1, {4}, "[nodes]"), 8, "shape");
     return dgx1_cluster(sh[0], s.inter_gbps.value_or(1.4), mem, lat);
   }
   if (g == "mesh2d" || g == "torus2d") {
     unused(true, false, false, false);
-    const auto sh = shape_of(2, {}, "[x, y]");
+    const auto sh = capped(shape_of(2, {}, "[x, y]"), 1, "shape");
     return g == "mesh2d" ? mesh2d(sh[0], sh[1], mem, lat) : torus2d(sh[0], sh[1], mem, lat);
   }
   if (g == "mesh3d" || g == "torus3d") {
     unused(true, false, false, false);
-    const auto sh = shape_of(3, {}, "[x, y, z]");
+    const auto sh = capped(shape_of(3, {}, "[x, y, z]"), 1, "shape");
     return g == "mesh3d" ? mesh3d(sh[0], sh[1], sh[2], mem, lat) : torus3d(sh[0], sh[1], sh[2], mem, lat);
   }
   if (g == "random_blk_1" || g == "random_blk_2" || g == "uniform_dist") {
     unused(false, true, false, false);
     const auto [d, seed] = random_args();
+    (void)capped({d}, 1, "devices");
     if (g == "random_blk_1") return random_blk_1(d, seed, mem, lat);
     if (g == "random_blk_2") return random_blk_2(d, seed, mem, lat);
     return uniform_dist(d, seed, mem, lat);

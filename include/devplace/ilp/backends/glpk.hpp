@@ -12,6 +12,9 @@
 /// relative gap `mip_gap`. GLPK is single-threaded: `threads` is ignored. A MIP start
 /// (`solve_options::start`, every column) is offered once through `glp_ios_heur_sol` when it is
 /// feasible (GLPK would not check it); a solve with a start runs without the MIP presolver (whose transformed problem the callback would see).
+/// A time limit is wall-clock and covers the whole solve: a solve with a limit runs without the
+/// MIP presolver too (GLPK solves the presolved LP relaxation with no time limit), and the search
+/// callback ends the search (`glp_ios_terminate`) once the deadline has passed.
 /// Status: `optimal` when glp_intopt ended normally with an optimal MIP; `feasible` when it stopped
 /// on the requested gap; `time_limit` with the incumbent, if any; `infeasible` when the LP
 /// relaxation or the search proved it; `unbounded` when the LP relaxation is unbounded.
@@ -40,8 +43,14 @@ struct glpk_bound_tracker {
   double bound = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> start;  ///< 1-based MIP start (start[0] unused); empty: none
   bool start_offered = false;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool deadline_passed = false;
   static void callback(glp_tree* tree, void* info) {
     auto* self = static_cast<glpk_bound_tracker*>(info);
+    if (!self->deadline_passed && std::chrono::steady_clock::now() >= self->deadline) {
+      self->deadline_passed = true;
+      glp_ios_terminate(tree);  // glp_intopt returns GLP_ESTOP
+    }
     if (glp_ios_reason(tree) == GLP_IHEUR && !self->start.empty() && !self->start_offered) {
       self->start_offered = true;
       glp_ios_heur_sol(tree, self->start.data());  // GLPK checks it and keeps it if it is better
@@ -100,8 +109,11 @@ struct glpk_solver {
     glp_iocp parm;
     glp_init_iocp(&parm);
     parm.msg_lev = o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-    if (std::isfinite(o.time_limit_s))
+    if (std::isfinite(o.time_limit_s)) {
       parm.tm_lim = static_cast<int>(std::clamp(o.time_limit_s * 1000.0, 0.0, static_cast<double>(INT_MAX)));
+      tracker.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(std::min(o.time_limit_s, 1e9)));
+    }
     if (o.relative_gap > 0) parm.mip_gap = o.relative_gap;
     parm.cb_func = &detail::glpk_bound_tracker::callback;
     parm.cb_info = &tracker;
@@ -110,7 +122,7 @@ struct glpk_solver {
     // MIP presolver is on: with a start, the LP relaxation is solved first and presolve is off.
     // glp_ios_heur_sol does not check primal feasibility, so an infeasible start is dropped here.
     const bool start = detail::feasible_start(m, o);
-    const bool use_presolve = presolve && !start;
+    const bool use_presolve = presolve && !start && !std::isfinite(o.time_limit_s);
     if (start) {
       tracker.start.assign(1, 0.0);
       tracker.start.insert(tracker.start.end(), o.start.begin(), o.start.end());
@@ -179,6 +191,12 @@ struct glpk_solver {
       }
       case GLP_ETMLIM: sol.status = solve_status::time_limit; break;
       case GLP_EMIPGAP: sol.status = solve_status::feasible; break;
+      case GLP_ESTOP:
+        if (tracker.deadline_passed) {
+          sol.status = solve_status::time_limit;
+          break;
+        }
+        [[fallthrough]];
       default:
         sol.status = solve_status::error;
         sol.message = "glp_intopt returned " + std::to_string(ret);

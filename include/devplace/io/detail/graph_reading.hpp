@@ -23,10 +23,13 @@ inline void add_edge_by_id(const reader& r, op_graph_builder& b, const std::stri
   b.add_edge(u, v, bytes);
 }
 
-/// Builds the graph; a structural error (a cycle, listing its nodes) fails at /edges.
+/// Builds the graph; a structural error (a cycle, listing its nodes) fails at /edges, an
+/// overflowing total at /nodes or /edges.
 inline op_graph build_graph(const reader& r, op_graph_builder&& b) {
   try {
     return std::move(b).build();
+  } catch (const graph_total_error& e) {
+    r.fail("/" + e.part(), e.what());
   } catch (const graph_error& e) {
     r.fail("/edges", e.what());
   }

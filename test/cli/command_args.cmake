@@ -1,0 +1,11 @@
+# Included by the -P scripts of this directory: sets _cmd to the arguments after "--".
+set(_cmd)
+set(_after FALSE)
+math(EXPR _last "${CMAKE_ARGC} - 1")
+foreach(_i RANGE ${_last})
+  if(_after)
+    list(APPEND _cmd "${CMAKE_ARGV${_i}}")
+  elseif("${CMAKE_ARGV${_i}}" STREQUAL "--")
+    set(_after TRUE)
+  endif()
+endforeach()

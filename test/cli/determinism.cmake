@@ -1,0 +1,35 @@
+# Determinism (issue 18): the command writes the same file for --threads 1, 2 and 8 and across runs,
+# apart from fields that record wall time ("time_s", "dp_time_s", ...) and the mapper's
+# "nodes_explored" (search effort: with threads, searches are cancelled when another finds a
+# mapping first, so the count depends on timing; the mapping itself does not).
+#   cmake -DOUT=FILE [-DTHREADED=ON] -P determinism.cmake -- COMMAND ARGS...
+# With THREADED the command is run with --threads 1, 2, 8 and 1 again, otherwise three times.
+include(${CMAKE_CURRENT_LIST_DIR}/command_args.cmake)
+if(THREADED)
+  set(_runs 1 2 8 1)
+else()
+  set(_runs 1 1 1)
+endif()
+set(_first)
+set(_n 0)
+foreach(_t IN LISTS _runs)
+  file(REMOVE "${OUT}")
+  if(THREADED)
+    execute_process(COMMAND ${_cmd} --threads ${_t} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  else()
+    execute_process(COMMAND ${_cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${_n} (threads ${_t}): exit status ${rc}\n${out}${err}")
+  endif()
+  file(READ "${OUT}" _text)
+  string(REGEX REPLACE "\"([a-z_]*time_s|nodes_explored)\": *[-+0-9.eE]+" "\"\\1\": T" _text "${_text}")
+  if(_n EQUAL 0)
+    set(_first "${_text}")
+  elseif(NOT _text STREQUAL _first)
+    file(WRITE "${OUT}.first" "${_first}")
+    file(WRITE "${OUT}.differs" "${_text}")
+    message(FATAL_ERROR "run ${_n} (threads ${_t}) wrote a different ${OUT}: compare ${OUT}.first and ${OUT}.differs")
+  endif()
+  math(EXPR _n "${_n} + 1")
+endforeach()
