@@ -42,7 +42,7 @@ std::string chain_text(std::size_t n) {
   return t + "]}";
 }
 
-std::string graph_error_of(const std::string& text) {
+std::string extreme_graph_error_of(const std::string& text) {
   try {
     (void)io::read_graph_json_text(text, "g.json");
   } catch (const io::input_error& e) {
@@ -121,21 +121,21 @@ TEST_CASE("parallel edges add their bytes; a self-loop is named") {
       "g.json");
   CHECK(g.num_edges() == 1);
   CHECK(edge_bytes(g, 0, 1) == 3.0);
-  CHECK(graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1, "bwd_ms": 1}], "edges": [{"src": 1, "dst": 1, "bytes": 1}]})") ==
+  CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1, "bwd_ms": 1}], "edges": [{"src": 1, "dst": 1, "bytes": 1}]})") ==
         "g.json: /edges/0: self-loop on node 1");
 }
 
 TEST_CASE("NaN, Inf, negative and overflowing numbers are named; huge finite ones give finite answers") {
-  CHECK(graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": -1, "bwd_ms": 1}], "edges": []})") ==
+  CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": -1, "bwd_ms": 1}], "edges": []})") ==
         "g.json: /nodes/1/fwd_ms: expected a number >= 0, got -1");
-  CHECK(graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": NaN, "bwd_ms": 1}], "edges": []})").rfind("g.json: line 1, column ", 0) == 0);
-  const std::string overflow = graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1e999, "bwd_ms": 1}], "edges": []})");
+  CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": NaN, "bwd_ms": 1}], "edges": []})").rfind("g.json: line 1, column ", 0) == 0);
+  const std::string overflow = extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1e999, "bwd_ms": 1}], "edges": []})");
   CHECK(overflow.rfind("g.json: ", 0) == 0);
   CHECK(overflow.find("expected a finite number") != std::string::npos);
   // Each value finite, their total not: every cost model would sum to infinity.
-  CHECK(graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1.5e308, "bwd_ms": 1.5e308}], "edges": []})") ==
+  CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1.5e308, "bwd_ms": 1.5e308}], "edges": []})") ==
         "g.json: /nodes: the total of fwd_ms + bwd_ms over the graph is not finite (values too large)");
-  CHECK(graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1, "bwd_ms": 1}],
+  CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": 1, "bwd_ms": 1}],
         "edges": [{"src": 0, "dst": 1, "bytes": 1.7e308}, {"src": 0, "dst": 1, "bytes": 1.7e308}]})") ==
         "g.json: /edges: the total of edge bytes over the graph is not finite (values too large)");
   const op_graph g = io::read_graph_json_text(two_nodes + R"({"id": 1, "fwd_ms": 1e300, "bwd_ms": 1e300}], "edges": []})", "g.json");
@@ -145,7 +145,7 @@ TEST_CASE("NaN, Inf, negative and overflowing numbers are named; huge finite one
 }
 
 TEST_CASE("non-UTF-8 names: a clear error in JSON, replaced bytes when written") {
-  CHECK(graph_error_of(R"({"format": "devplace.graph/1", "name": "bad)" + std::string("\xff\xfe") +
+  CHECK(extreme_graph_error_of(R"({"format": "devplace.graph/1", "name": "bad)" + std::string("\xff\xfe") +
                        R"(", "nodes": [], "edges": []})").rfind("g.json: line 1, column ", 0) == 0);
   // PipeDream's text format takes any bytes; writing such a graph replaces the invalid ones.
   const op_graph g = io::read_pipedream_text(
