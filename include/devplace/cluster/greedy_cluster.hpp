@@ -13,7 +13,8 @@
 /// Ties are broken by (cost, smaller representative, larger representative), so the result is
 /// deterministic. The result is a clustering usable through `views::quotient`.
 ///
-/// Complexity: a 4-ary heap of 24-byte candidate edges with version stamps (no rescan per merge); the
+/// Complexity: an indexed 4-ary heap holding every adjacent pair once, re-keyed in place when a
+/// merge changes it (no rescan, no stale entries); the
 /// convexity test is a search from û bounded by a topological order of the quotient that is
 /// kept valid across merges (only the vertices between û and v̂ in it are visited and, on a
 /// merge, reordered), so a test costs O(size of that region) and no n x n reachability is kept.
@@ -71,26 +72,47 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
 
   // Hyper-node state, indexed by representative id (the original vertex id of its first member).
   std::vector<double> cu(n), mem_int(n), boundary(n, 0.0);
-  std::vector<std::vector<std::pair<std::size_t, double>>> out(n), in(n);  // neighbour, bytes
+  // Every adjacent pair of hyper-nodes is one record (parallel edges combined, bytes summed),
+  // referenced from both ends' adjacency lists; a merge re-points or retires records.
+  struct pair_record {
+    std::uint32_t from, to;  // edge direction from -> to (representatives)
+    double bytes;
+  };
+  struct edge_ref {
+    std::size_t w;     // the neighbour
+    std::uint32_t id;  // its pair record
+  };
+  std::vector<pair_record> pairs;
+  std::vector<std::vector<edge_ref>> out(n), in(n);
   for (std::size_t v = 0; v < n; ++v) {
     cu[v] = g.compute_ms(v);
     mem_int[v] = g.memory_bytes(v);
   }
+  constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> slot(n, npos);  // a neighbour's record while a list is being combined
   const auto& s = g.structure();
+  pairs.reserve(s.num_edges());
   for (std::size_t u = 0; u < n; ++u) {
     const auto succ = s.out_edges(u);
     for (std::size_t k = 0; k < succ.size(); ++k) {
       const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(s.first_out_edge(u) + k));
-      out[u].emplace_back(succ[k], b);
-      in[succ[k]].emplace_back(u, b);
+      const std::size_t w = succ[k];
       boundary[u] += b;
-      boundary[succ[k]] += b;
+      boundary[w] += b;
+      if (slot[w] != npos) {
+        pairs[slot[w]].bytes += b;
+        continue;
+      }
+      slot[w] = pairs.size();
+      out[u].push_back({w, static_cast<std::uint32_t>(pairs.size())});
+      in[w].push_back({u, static_cast<std::uint32_t>(pairs.size())});
+      pairs.push_back({static_cast<std::uint32_t>(u), static_cast<std::uint32_t>(w), b});
     }
+    for (auto [w, id] : out[u]) { (void)id; slot[w] = npos; }
   }
   std::vector<std::size_t> parent(n);  // union-find towards the representative
   for (std::size_t v = 0; v < n; ++v) parent[v] = v;
   std::vector<char> alive(n, 1);
-  std::vector<std::uint32_t> version(n, 0);
 
   // A topological order of the quotient, kept valid across merges (ord[rep]: its position; the
   // positions are those of a topological order of g, some left unused as clusters merge).
@@ -103,17 +125,11 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   std::uint32_t stamp = 0;
   std::vector<std::size_t> fwd, bwd, stack;  // the forward / backward search regions
 
-  auto bytes_between = [&](std::size_t a, std::size_t b) {
-    double x = 0;
-    for (auto [w, y] : out[a]) if (w == b) x += y;
-    for (auto [w, y] : in[a]) if (w == b) x += y;
-    return x;
+  auto pair_cost = [&](const pair_record& p) {
+    return cu[p.from] + cu[p.to] - opt.alpha * p.bytes * to_ms;
   };
-  auto pair_cost = [&](std::size_t a, std::size_t b) {
-    return cu[a] + cu[b] - opt.alpha * bytes_between(a, b) * to_ms;
-  };
-  auto merged_memory = [&](std::size_t a, std::size_t b) {  // eq. 14 of the union
-    return (mem_int[a] + mem_int[b] + boundary[a] + boundary[b] - 2.0 * bytes_between(a, b)) / mb;
+  auto merged_memory = [&](const pair_record& p) {  // eq. 14 of the union
+    return (mem_int[p.from] + mem_int[p.to] + boundary[p.from] + boundary[p.to] - 2.0 * p.bytes) / mb;
   };
   // Edge a -> b can be contracted iff no other path a ⇝ b exists: no successor c != b of a
   // reaches b. Every vertex on such a path lies strictly between a and b in the order, so the
@@ -190,94 +206,86 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     for (auto x : fwd) ord[x] = pool[k++];
   };
 
-  // 24 bytes per entry: the heap outgrows the caches on large graphs, so its entries are small.
-  struct candidate {
+  // Every live pair sits in the heap once, keyed by (cost, smaller representative, larger one):
+  // deterministic ties. A merge changes the keys of the merged node's pairs in place.
+  struct key {
     double cost;
-    std::uint32_t from, to;      // edge direction from -> to (representatives)
-    std::uint32_t vfrom, vto;    // their versions when queued
-    std::uint32_t lo() const { return std::min(from, to); }
-    std::uint32_t hi() const { return std::max(from, to); }
-    bool operator<(const candidate& o) const {  // (cost, lo, hi): deterministic ties
+    std::uint32_t lo, hi;
+    bool operator<(const key& o) const {
       if (cost != o.cost) return cost < o.cost;
-      if (lo() != o.lo()) return lo() < o.lo();
-      return hi() < o.hi();
+      if (lo != o.lo) return lo < o.lo;
+      return hi < o.hi;
     }
   };
-  dary_heap<candidate, std::less<>> heap;
-  heap.reserve(2 * s.num_edges());
-  auto push = [&](std::size_t from, std::size_t to) {
-    heap.push({pair_cost(from, to), static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to),
-               version[from], version[to]});
+  indexed_dary_heap<key, std::less<>> heap(pairs.size());
+  heap.reserve(pairs.size());
+  auto queue = [&](std::uint32_t id) {
+    const pair_record& p = pairs[id];
+    heap.set(id, {pair_cost(p), std::min(p.from, p.to), std::max(p.from, p.to)});
   };
-  for (std::size_t u = 0; u < n; ++u)
-    for (auto [w, b] : out[u]) {
-      (void)b;
-      push(u, w);
-    }
+  for (std::uint32_t id = 0; id < pairs.size(); ++id) queue(id);
 
-  // Pairs rejected for convexity can become valid when a vertex on the other path is absorbed
-  // into one of their ends, i.e. when one of their ends takes part in a merge; every merge
-  // re-queues every edge of the merged node (below), which covers them. (Queuing them once more
-  // from a list of rejected pairs only added duplicates, re-tested with the same outcome and
-  // re-listed each time: the heap grew super-linearly.)
+  // A pair rejected for convexity can become valid when a vertex on the other path is absorbed
+  // into one of its ends, i.e. when one of its ends takes part in a merge; every merge re-queues
+  // every pair of the merged node (below), which covers it. Memory only grows: a pair over the
+  // limit stays out until one of its ends merges (and is then re-tested, as the heap cannot tell).
 
   auto find = [&](std::size_t v) {
     while (parent[v] != v) v = parent[v] = parent[parent[v]];
     return v;
   };
 
-  constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> slot(n, npos);  // combine(): index of a neighbour in the list being built
   std::size_t k = n;
   while (k > opt.max_clusters && !heap.empty()) {
-    const candidate c = heap.top();
+    const std::uint32_t top = static_cast<std::uint32_t>(heap.top_id());
     heap.pop();
-    if (!alive[c.from] || !alive[c.to] || version[c.from] != c.vfrom || version[c.to] != c.vto) continue;
-    if (merged_memory(c.from, c.to) > opt.cost.device_memory_bytes) continue;  // only grows: drop
-    if (!convex(c.from, c.to)) continue;  // re-queued when either end merges
+    const pair_record c = pairs[top];
+    if (merged_memory(c) > opt.cost.device_memory_bytes) continue;  // re-queued when an end merges
+    if (!convex(c.from, c.to)) continue;                            // likewise
     // Merge the later-numbered representative into the smaller one.
-    const std::size_t keep = c.lo(), gone = c.hi();
+    const std::size_t keep = std::min(c.from, c.to), gone = std::max(c.from, c.to);
     reorder(c.from, c.to, keep);  // uses the adjacency before the merge
-    const double between = bytes_between(keep, gone);
     cu[keep] += cu[gone];
     mem_int[keep] += mem_int[gone];
-    boundary[keep] += boundary[gone] - 2.0 * between;
+    boundary[keep] += boundary[gone] - 2.0 * c.bytes;
     alive[gone] = 0;
     parent[gone] = keep;
-    // Contract adjacency: the neighbours of both parts become neighbours of `keep`; parallel
-    // edges add their bytes; the edge between the two parts disappears.
-    auto combine = [&](const std::vector<std::pair<std::size_t, double>>& x,
-                       const std::vector<std::pair<std::size_t, double>>& y) {
-      std::vector<std::pair<std::size_t, double>> r;
-      for (const auto* l : {&x, &y})
-        for (auto [w, b] : *l) {
-          if (w == keep || w == gone) continue;
-          if (slot[w] == npos) {
-            slot[w] = r.size();
-            r.emplace_back(w, b);
-          } else {
-            r[slot[w]].second += b;
-          }
+    // Contract adjacency: the neighbours of both parts become neighbours of `keep`. A neighbour
+    // of both keeps keep's record, which takes the bytes of gone's (keep's first, as the lists
+    // are read); gone's other records are re-pointed at keep; the pair between them is retired.
+    auto combine = [&](std::vector<edge_ref>& mine, std::vector<edge_ref>& theirs, bool outgoing) {
+      std::vector<edge_ref> r;
+      r.reserve(mine.size() + theirs.size());
+      for (auto e : mine)
+        if (e.w != gone) {
+          slot[e.w] = r.size();
+          r.push_back(e);
         }
-      for (auto [w, b] : r) { (void)b; slot[w] = npos; }
-      return r;
+      for (auto e : theirs) {
+        if (e.w == keep) continue;
+        auto& on_w = outgoing ? in[e.w] : out[e.w];
+        if (slot[e.w] != npos) {  // both parts had this neighbour: one pair remains
+          pairs[r[slot[e.w]].id].bytes += pairs[e.id].bytes;
+          heap.erase(e.id);
+          std::erase_if(on_w, [&](const edge_ref& x) { return x.id == e.id; });
+        } else {
+          (outgoing ? pairs[e.id].from : pairs[e.id].to) = static_cast<std::uint32_t>(keep);
+          for (auto& x : on_w)
+            if (x.id == e.id) x.w = keep;
+          slot[e.w] = r.size();
+          r.push_back(e);
+        }
+      }
+      for (auto e : r) slot[e.w] = npos;
+      mine = std::move(r);
+      theirs.clear();
     };
-    auto nout = combine(out[keep], out[gone]);
-    auto nin = combine(in[keep], in[gone]);
-    auto is_part = [&](const auto& e) { return e.first == keep || e.first == gone; };
-    for (auto [w, b] : nout) { (void)b; std::erase_if(in[w], is_part); }
-    for (auto [w, b] : nin) { (void)b; std::erase_if(out[w], is_part); }
-    for (auto [w, b] : nout) in[w].emplace_back(keep, b);
-    for (auto [w, b] : nin) out[w].emplace_back(keep, b);
-    out[keep] = std::move(nout);
-    in[keep] = std::move(nin);
-    out[gone].clear();
-    in[gone].clear();
-    ++version[keep];
+    combine(out[keep], out[gone], true);
+    combine(in[keep], in[gone], false);
     --k;
     ++result.merges;
-    for (auto [w, b] : out[keep]) { (void)b; push(keep, w); }
-    for (auto [w, b] : in[keep]) { (void)b; push(w, keep); }
+    for (auto e : out[keep]) queue(e.id);
+    for (auto e : in[keep]) queue(e.id);
   }
 
   // Number clusters in a topological order of the quotient.
