@@ -70,7 +70,7 @@ struct scotch_csr {
 /// Moves every replica found on a taken device to the free device of the smallest link cost to
 /// its already placed neighbours in G' (p2p partners and ring neighbours).
 inline void make_injective(const stage_graph& g, const link_costs& L, std::vector<std::size_t>& dev) {
-  const std::size_t D = L.devices(), R = g.replicas();
+  const std::size_t D = L.devices();
   std::vector<char> used(D, 0);
   std::vector<std::size_t> moved;
   for (std::size_t v = 0; v < dev.size(); ++v)
@@ -78,9 +78,12 @@ inline void make_injective(const stage_graph& g, const link_costs& L, std::vecto
     else used[dev[v]] = 1;
   for (auto v : moved) dev[v] = unplaced;
   for (auto v : moved) {
-    const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v);
+    const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v), R = g.replicas(s);
     std::vector<std::size_t> partners;
-    for (auto t : g.neighbours(s)) partners.push_back(g.vertex(t, r));
+    for (auto t : g.neighbours(s)) {
+      const auto [lo, hi] = g.peers(s, r, t);
+      for (std::size_t j = lo; j < hi; ++j) partners.push_back(g.vertex(t, j));
+    }
     if (R > 1) partners.push_back(g.vertex(s, (r + 1) % R)), partners.push_back(g.vertex(s, (r + R - 1) % R));
     std::size_t best = unplaced;
     double best_cost = std::numeric_limits<double>::infinity();
@@ -101,16 +104,21 @@ inline void make_injective(const stage_graph& g, const link_costs& L, std::vecto
 /// Scotch's static mapping of `g` onto the devices of `L` (see the file comment), made injective.
 /// Throws std::invalid_argument when S·R > D, std::runtime_error when Scotch fails.
 [[nodiscard]] inline device_mapping scotch_map(const stage_graph& g, const link_costs& L, std::size_t micro_batches = 1) {
-  const std::size_t V = g.vertices(), D = L.devices(), S = g.stages(), R = g.replicas();
+  const std::size_t V = g.vertices(), D = L.devices(), S = g.stages();
   DEVPLACE_EXPECTS(V <= D, "scotch_map: more stage replicas than devices");
   DEVPLACE_EXPECTS(micro_batches >= 1, "scotch_map: micro_batches must be >= 1");
   std::vector<std::pair<std::size_t, std::size_t>> src_edges, dst_edges;
   std::vector<double> src_w, dst_w;
   for (std::size_t s = 0; s < S; ++s) {
+    const std::size_t R = g.replicas(s);
     for (auto t : g.neighbours(s))
       if (s < t && g.message_bytes(s, t) > 0)
-        for (std::size_t r = 0; r < R; ++r)
-          src_edges.emplace_back(g.vertex(s, r), g.vertex(t, r)), src_w.push_back(double(micro_batches) * g.message_bytes(s, t));
+        for (std::size_t r = 0; r < R; ++r) {
+          const auto [lo, hi] = g.peers(s, r, t);
+          for (std::size_t j = lo; j < hi; ++j)
+            src_edges.emplace_back(g.vertex(s, r), g.vertex(t, j)),
+                src_w.push_back(double(micro_batches) * g.exchange_bytes(s, r, t, j));
+        }
     if (R >= 2 && g.allreduce_bytes(s) > 0)
       for (std::size_t q = 0; q < (R == 2 ? 1 : R); ++q)
         src_edges.emplace_back(g.vertex(s, q), g.vertex(s, (q + 1) % R)), src_w.push_back(g.allreduce_bytes(s));

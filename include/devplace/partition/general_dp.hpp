@@ -17,7 +17,7 @@
 /// the enumeration adds vertices; each (F', F) pair is then relaxed for every device count d' of F'
 /// and every replica count r of X. An upper bound U prunes: a stage is admitted only if some
 /// r ≤ D − (S − 1) brings it to ≤ U, so a branch whose compute Σ c_u(X) / (D − S + 1) exceeds U is
-/// cut, and with d devices used a down-set whose remaining compute exceeds U on the D − d devices
+/// cut (D − d' − (S − s) once F' holds d' devices), and with d devices used a down-set whose remaining compute exceeds U on the D − d devices
 /// left is not kept. U is the caller's `upper_bound_ms`, tightened, when S divides D, by the
 /// fixed-R optimum of eq. 13 at R = D / S (`pipeline_dp`; a feasible vector of counts).
 ///
@@ -81,7 +81,6 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
   if (S > n) return finish(r);  // infeasible: S non-empty stages need S operators
   constexpr double inf = std::numeric_limits<double>::infinity();
   constexpr double slack = 1 + 1e-9;  // admits values equal up to rounding
-  const std::size_t rmax = D - (S - 1);  // the most replicas one stage can have
   const double mb = static_cast<double>(o.cost.micro_batches);
   auto cost_at = [&](std::size_t reps) {
     stage_cost_options c = o.cost;
@@ -132,8 +131,6 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
       down_compute[p] += compute[q];
       down_internal[p] += internal[q];
     });
-  const double rmax_d = static_cast<double>(rmax);
-  const double budget_max = rmax_d * o.cost.device_memory_bytes;
 
   struct state {
     double c, mem, out;
@@ -172,17 +169,20 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
       for (std::size_t d = 0; d < W; ++d)
         if (Tp[fid * W + d] < inf) dlo = std::min(dlo, d), dhi = d;
       if (dlo == W) continue;
+      // The widest this stage can be: the devices F' leaves at best, less one per later stage.
+      const double wide = static_cast<double>(D - dlo - (S - layer));
+      const double wide_budget = wide * o.cost.device_memory_bytes;
       stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
       dynamic_bitset blocked = base;
       for (std::size_t p = 0; p < n; ++p)
-        if (!base.test(p) && ((down_compute[p] - bp.c) / rmax_d > Ucut || (down_internal[p] - bp.mem) / mb > budget_max))
+        if (!base.test(p) && ((down_compute[p] - bp.c) / wide > Ucut || (down_internal[p] - bp.mem) / mb > wide_budget))
           blocked.set(p);
       (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
         if (++visits > o.max_visits) {
           capped = true;
           return downset_action::stop;
         }
-        if (a.c / rmax_d > Ucut || a.mem / mb > budget_max) return downset_action::prune;
+        if (a.c / wide > Ucut || a.mem / mb > wide_budget) return downset_action::prune;
         if (bp.count + a.count == n) return downset_action::proceed;  // later stages would be empty
         const double rest = total_compute - bp.c - a.c;
         std::uint32_t id = std::numeric_limits<std::uint32_t>::max();
