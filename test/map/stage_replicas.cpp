@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "devplace/ilp/builders/mapping.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/mapper.hpp"
@@ -104,6 +105,9 @@ TEST_CASE("stage_graph with per-stage replica counts: numbering, shares and exch
   CHECK(u.replica_compute_ms(1) == 2.0);
   CHECK_THROWS_AS(stage_graph(std::vector<std::size_t>{2, 0}, {1.0, 1.0}, {0, 0}, {{0, 0}, {0, 0}}), std::invalid_argument);
   CHECK_THROWS_AS(stage_graph(std::vector<std::size_t>{2}, {1.0, 1.0}, {0, 0}, {{0, 0}, {0, 0}}), std::invalid_argument);
+  // The mapping MILP is written for equal counts: it says so instead of building a wrong model.
+  CHECK_THROWS_WITH_AS(static_cast<void>(ilp::build_mapping_ilp(g, L)), doctest::Contains("different replica counts"),
+                       std::invalid_argument);
   // The baselines lay out Σ R_s distinct devices.
   for (const auto& m : {cs_map(g), p2p_map(g)}) {
     const auto flat = flatten(g, m);
