@@ -8,14 +8,24 @@
 // is printed at the end (docs/mapping.md). Environment: DEVPLACE_BENCH_MAP_TIMEOUT (seconds per
 // case, default 10), DEVPLACE_BENCH_MAP_THREADS (default 2).
 //
+// DEVPLACE_BENCH_MAP_SIZES (default "64") picks the device counts: 64 as above; 256 adds the
+// 2d mesh/torus 16x16 and the three random families at 256 devices for (4,64), (8,32), (16,16);
+// 512 the 3d mesh/torus 8x8x8 and the random families at 512 for (4,128), (8,64), (16,32)
+// (Parmesan's Tables III/VI and thesis Tables 5.8/5.9 sizes), e.g. "256,512". Every row reports
+// wall and CPU time (getrusage of the process: all mapper threads), and a summary line per size
+// gives the share proved optimal and the largest certified gap.
+//
 // A second table compares, per case, the simulated samples/s (GPipe, MB 4, micro-batch size 4,
 // recomputation; sim/pipeline_simulator.hpp) and the combined objective of: the mapper under the
 // combined model, Parmesan's ensemble (the p2p and allreduce optima, the better simulated kept),
 // Scotch's static mapping (when CMake found Scotch: map/scotch.hpp), the CS map and the p2p map.
 #include <benchmark/benchmark.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -38,22 +48,33 @@ using namespace devplace;
 
 namespace {
 
+/// `name` is a generator, with "@256" / "@512" for the larger sizes (64 devices otherwise).
 matrix_topology make_topology(const std::string& name) {
-  if (name == "mesh2d") return mesh2d(8, 8);
-  if (name == "torus2d") return torus2d(8, 8);
-  if (name == "mesh3d") return mesh3d(4, 4, 4);
-  if (name == "torus3d") return torus3d(4, 4, 4);
-  if (name == "random_blk_1") return random_blk_1(64, 1);
-  if (name == "random_blk_2") return random_blk_2(64, 1);
-  if (name == "uniform_dist") return uniform_dist(64, 1);
+  const auto at = name.find('@');
+  const std::string base = name.substr(0, at);
+  const std::size_t D = at == std::string::npos ? 64 : std::stoul(name.substr(at + 1));
+  if (base == "mesh2d") return D == 256 ? mesh2d(16, 16) : mesh2d(8, 8);
+  if (base == "torus2d") return D == 256 ? torus2d(16, 16) : torus2d(8, 8);
+  if (base == "mesh3d") return D == 512 ? mesh3d(8, 8, 8) : mesh3d(4, 4, 4);
+  if (base == "torus3d") return D == 512 ? torus3d(8, 8, 8) : torus3d(4, 4, 4);
+  if (base == "random_blk_1") return random_blk_1(D, 1);
+  if (base == "random_blk_2") return random_blk_2(D, 1);
+  if (base == "uniform_dist") return uniform_dist(D, 1);
   return dgx1_cluster(4);
+}
+
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 struct row {
   std::string topology;
   std::size_t S, R;
   std::string cost, status;
-  double time_s, objective, lower_bound, speedup_cs, speedup_best;
+  double time_s, cpu_s, objective, lower_bound, speedup_cs, speedup_best;
   std::uint64_t nodes;
   device_mapping device_of;
 };
@@ -69,8 +90,11 @@ void BM_map(benchmark::State& state, std::string topo_name, std::size_t S, std::
                          .timeout_s = bench::env_or("DEVPLACE_BENCH_MAP_TIMEOUT", 10),
                          .micro_batches = sim_micro_batches};
   mapping_result r;
+  double cpu = 0;
   for (auto _ : state) {
+    const double c0 = process_cpu_s();
     r = map_devices(g, L, o);
+    cpu = process_cpu_s() - c0;
     benchmark::DoNotOptimize(r.nodes_explored);
   }
   const double cs = evaluate(g, L, cs_map(g), cost, sim_micro_batches).objective_ms;
@@ -81,7 +105,8 @@ void BM_map(benchmark::State& state, std::string topo_name, std::size_t S, std::
   state.counters["lower_bound_ms"] = r.lower_bound_ms;
   state.counters["speedup_cs"] = cs / r.objective_ms;
   state.counters["speedup_best"] = std::min(cs, p2p) / r.objective_ms;
-  rows.push_back({topo_name, S, R, r.cost, std::string(to_string(r.status)), r.time_s, r.objective_ms,
+  state.counters["cpu_s"] = cpu;
+  rows.push_back({topo_name, S, R, r.cost, std::string(to_string(r.status)), r.time_s, cpu, r.objective_ms,
                   r.lower_bound_ms, cs / r.objective_ms, std::min(cs, p2p) / r.objective_ms, r.nodes_explored, r.device_of});
 }
 
@@ -98,18 +123,47 @@ void register_all() {
           ->UseRealTime();
     }
   };
-  for (auto t : sixty_four)
-    for (auto [S, R] : sr64) add(t, S, R);
-  for (auto [S, R] : sr32) add("dgx1x4", S, R);
+  std::string sizes = "64";
+  if (const char* e = std::getenv("DEVPLACE_BENCH_MAP_SIZES"); e && *e) sizes = e;
+  std::stringstream in(sizes);
+  for (std::string size; std::getline(in, size, ',');) {
+    if (size == "64") {
+      for (auto t : sixty_four)
+        for (auto [S, R] : sr64) add(t, S, R);
+      for (auto [S, R] : sr32) add("dgx1x4", S, R);
+    } else if (size == "256" || size == "512") {
+      const bool big = size == "512";
+      const char* grids[] = {big ? "mesh3d" : "mesh2d", big ? "torus3d" : "torus2d", "random_blk_1", "random_blk_2",
+                             "uniform_dist"};
+      const std::pair<std::size_t, std::size_t> sr256[] = {{4, 64}, {8, 32}, {16, 16}}, sr512[] = {{4, 128}, {8, 64}, {16, 32}};
+      for (auto t : grids)
+        for (auto [S, R] : big ? sr512 : sr256) add(std::string(t) + "@" + size, S, R);
+    }
+  }
 }
 
 void print_table() {
-  std::printf("\n| topology | (S, R) | cost | status | time s | nodes | objective ms | lower bound ms | vs CS | vs best of CS/p2p |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& r : rows)
-    std::printf("| %s | (%zu, %zu) | %s | %s | %.3f | %llu | %.3f | %.3f | %.2fx | %.2fx |\n", r.topology.c_str(), r.S,
-                r.R, r.cost.c_str(), r.status.c_str(), r.time_s, static_cast<unsigned long long>(r.nodes), r.objective,
-                r.lower_bound, r.speedup_cs, r.speedup_best);
+  std::printf("\n| topology | (S, R) | cost | status | time s | CPU s | nodes | objective ms | lower bound ms | gap | vs CS | vs best of CS/p2p |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> proved;  // devices -> (proved, cases)
+  std::map<std::size_t, std::size_t> within;                          // devices -> cases with gap <= 0.1 %
+  std::map<std::size_t, double> worst;                                // devices -> largest gap
+  for (const auto& r : rows) {
+    const double gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0.0;
+    std::printf("| %s | (%zu, %zu) | %s | %s | %.3f | %.3f | %llu | %.3f | %.3f | %.2f %% | %.2fx | %.2fx |\n",
+                r.topology.c_str(), r.S, r.R, r.cost.c_str(), r.status.c_str(), r.time_s, r.cpu_s,
+                static_cast<unsigned long long>(r.nodes), r.objective, r.lower_bound, 100 * gap, r.speedup_cs,
+                r.speedup_best);
+    const std::size_t D = r.topology == "dgx1x4" ? 64 : make_topology(r.topology).num_devices();
+    auto& [p, n] = proved[D];
+    ++n;
+    if (r.status == "optimal") ++p;
+    if (r.status == "optimal" || gap <= 1e-3) ++within[D];
+    worst[D] = std::max(worst[D], gap);
+  }
+  for (const auto& [D, pn] : proved)
+    std::printf("\n%zu-device table (dgx1x4 counted here): %zu of %zu proved optimal, %zu of %zu within 0.1 %%, largest gap %.2f %%\n",
+                D, pn.first, pn.second, within[D], pn.second, 100 * worst[D]);
 }
 
 /// Simulated samples/s of BERT-Large cut into S stages (the fixed-order DP) on `m`.

@@ -25,7 +25,7 @@
 
 namespace devplace {
 
-/// S rows of R device ids.
+/// S rows of device ids, R_s in row s (R in every row with equal counts).
 using device_mapping = std::vector<std::vector<std::size_t>>;
 
 /// The flat form: device of every G' vertex v = s·R + r. Throws std::invalid_argument on a
@@ -34,34 +34,37 @@ using device_mapping = std::vector<std::vector<std::size_t>>;
   if (m.size() != g.stages()) throw std::invalid_argument("mapping: one row per stage expected");
   std::vector<std::size_t> dev(g.vertices());
   for (std::size_t s = 0; s < g.stages(); ++s) {
-    if (m[s].size() != g.replicas())
-      throw std::invalid_argument("mapping: stage " + std::to_string(s) + " needs " + std::to_string(g.replicas()) +
+    if (m[s].size() != g.replicas(s))
+      throw std::invalid_argument("mapping: stage " + std::to_string(s) + " needs " + std::to_string(g.replicas(s)) +
                                   " devices");
-    for (std::size_t r = 0; r < g.replicas(); ++r) dev[g.vertex(s, r)] = m[s][r];
+    for (std::size_t r = 0; r < g.replicas(s); ++r) dev[g.vertex(s, r)] = m[s][r];
   }
   return dev;
 }
 
 [[nodiscard]] inline device_mapping unflatten(const stage_graph& g, std::span<const std::size_t> dev) {
-  device_mapping m(g.stages(), std::vector<std::size_t>(g.replicas()));
+  device_mapping m(g.stages());
   for (std::size_t s = 0; s < g.stages(); ++s)
-    for (std::size_t r = 0; r < g.replicas(); ++r) m[s][r] = dev[g.vertex(s, r)];
+    for (std::size_t r = 0; r < g.replicas(s); ++r) m[s].push_back(dev[g.vertex(s, r)]);
   return m;
 }
 
-/// CS map: device(s, r) = s·R + r.
+/// CS map: device(s, r) = s·R + r (the G' vertex id: consecutive per stage).
 [[nodiscard]] inline device_mapping cs_map(const stage_graph& g) {
-  device_mapping m(g.stages(), std::vector<std::size_t>(g.replicas()));
+  device_mapping m(g.stages());
   for (std::size_t s = 0; s < g.stages(); ++s)
-    for (std::size_t r = 0; r < g.replicas(); ++r) m[s][r] = s * g.replicas() + r;
+    for (std::size_t r = 0; r < g.replicas(s); ++r) m[s].push_back(g.vertex(s, r));
   return m;
 }
 
-/// p2p map: device(s, r) = r·S + s.
+/// p2p map: device(s, r) = r·S + s (replica-major: replica 0 of every stage, then replica 1, ...,
+/// skipping the stages with fewer replicas).
 [[nodiscard]] inline device_mapping p2p_map(const stage_graph& g) {
-  device_mapping m(g.stages(), std::vector<std::size_t>(g.replicas()));
-  for (std::size_t s = 0; s < g.stages(); ++s)
-    for (std::size_t r = 0; r < g.replicas(); ++r) m[s][r] = r * g.stages() + s;
+  device_mapping m(g.stages());
+  std::size_t next = 0;
+  for (std::size_t r = 0; r < g.replicas(); ++r)
+    for (std::size_t s = 0; s < g.stages(); ++s)
+      if (r < g.replicas(s)) m[s].push_back(next++);
   return m;
 }
 

@@ -8,6 +8,11 @@
 ///                               = c_u(s) + max_i [ 2(R−1)/R · P(s) · w_i + 2(R−1) · ℓ_i ]
 ///   objective (eq. 5):   max over all S·R stage replicas
 ///
+/// With per-stage replica counts (stage_graph.hpp) c_u(s) is the replica's share
+/// `replica_compute_ms(s)`, a replica sends to every overlapping replica s'_j of each neighbour its
+/// `exchange_bytes`, and the ring of stage s has R_s replicas; the declared replica symmetries
+/// are then none.
+///
 /// where T(a, b, x) is the transfer time of cost/transfer.hpp, the one definition every component
 /// uses: x / (B(a, b) · 10^6) + latency(a, b) ms for x > 0 bytes, 0 for an empty message. The
 /// allreduce ring of stage s runs over its replicas in index order 0..R−1 (for R = 2 it is one
@@ -273,13 +278,16 @@ struct p2p_cost {
   [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
     const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v);
     std::vector<std::size_t> d;
-    for (auto t : g.neighbours(s)) d.push_back(g.vertex(t, r));
+    for (auto t : g.neighbours(s)) {
+      const auto [lo, hi] = g.peers(s, r, t);
+      for (std::size_t j = lo; j < hi; ++j) d.push_back(g.vertex(t, j));
+    }
     return d;
   }
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                             std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + sends_ms(g, L, dev, v);
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + sends_ms(g, L, dev, v);
   }
 
   /// Σ_{s'∈adj(s)} T(p(s_r), p(s'_r), M(s, s')): the sends of v; every neighbour placed.
@@ -287,7 +295,14 @@ struct p2p_cost {
                                        std::size_t v) {
     const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v), d = dev[v];
     double c = 0;
-    for (auto t : g.neighbours(s)) c += L.transfer_ms(d, dev[g.vertex(t, r)], g.message_bytes(s, t));
+    if (g.uniform_replicas()) {
+      for (auto t : g.neighbours(s)) c += L.transfer_ms(d, dev[g.vertex(t, r)], g.message_bytes(s, t));
+      return c;
+    }
+    for (auto t : g.neighbours(s)) {
+      const auto [lo, hi] = g.peers(s, r, t);
+      for (std::size_t j = lo; j < hi; ++j) c += L.transfer_ms(d, dev[g.vertex(t, j)], g.exchange_bytes(s, r, t, j));
+    }
     return c;
   }
 
@@ -295,7 +310,7 @@ struct p2p_cost {
   /// message on the fastest link (rearrangement inequality; latency the smallest ones apart).
   [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                              std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + sends_bound_ms(g, L, dev, v);
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + sends_bound_ms(g, L, dev, v);
   }
 
   /// A lower bound of `sends_ms` over every completion of `dev` (v placed), as in `bound`.
@@ -306,6 +321,21 @@ struct p2p_cost {
     const auto ow = L.out_sorted(d);
     const auto ol = L.out_latency_sorted(d);
     std::size_t k = 0;
+    if (!g.uniform_replicas()) {  // the unplaced messages, largest first, on the fastest links
+      std::vector<double> open;
+      for (auto t : g.neighbours(s)) {
+        const auto [lo, hi] = g.peers(s, r, t);
+        for (std::size_t j = lo; j < hi; ++j) {
+          const double x = g.exchange_bytes(s, r, t, j);
+          const std::size_t u = dev[g.vertex(t, j)];
+          if (u != unplaced) c += L.transfer_ms(d, u, x);
+          else if (x > 0) open.push_back(x);
+        }
+      }
+      std::sort(open.begin(), open.end(), std::greater<>());
+      for (; k < open.size() && k < ow.size(); ++k) c += open[k] * ow[k] + ol[k];
+      return c;
+    }
     for (auto t : g.neighbours(s)) {  // largest message first
       const std::size_t u = dev[g.vertex(t, r)];
       if (u != unplaced) {
@@ -318,8 +348,8 @@ struct p2p_cost {
     return c;
   }
 
-  [[nodiscard]] replica_symmetry symmetry(const stage_graph&, const link_costs&) const noexcept {
-    return replica_symmetry::copies;
+  [[nodiscard]] replica_symmetry symmetry(const stage_graph& g, const link_costs&) const noexcept {
+    return g.uniform_replicas() ? replica_symmetry::copies : replica_symmetry::none;
   }
 };
 
@@ -331,21 +361,21 @@ struct allreduce_cost {
     const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v);
     std::vector<std::size_t> d;
     if (g.allreduce_bytes(s) > 0)
-      for (std::size_t q = 0; q < g.replicas(); ++q)
+      for (std::size_t q = 0; q < g.replicas(s); ++q)
         if (q != r) d.push_back(g.vertex(s, q));
     return d;
   }
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                             std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + ring_ms(g, L, dev, v);
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + ring_ms(g, L, dev, v);
   }
 
   /// 2(R−1) · max_i T(p(s_i), p(s_{i+1 mod R}), P(s)/R): the ring allreduce of v's stage; every
   /// replica of the stage placed.
   [[nodiscard]] static double ring_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                                       std::size_t v) {
-    const std::size_t s = g.stage_of_vertex(v), R = g.replicas();
+    const std::size_t s = g.stage_of_vertex(v), R = g.replicas(s);
     const double x = g.allreduce_bytes(s);
     double worst = 0;
     if (x > 0)
@@ -361,13 +391,13 @@ struct allreduce_cost {
   /// least x · B_h(p(a), p(b)) (ring closure; without latency).
   [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                              std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + ring_bound_ms(g, L, dev, v);
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + ring_bound_ms(g, L, dev, v);
   }
 
   /// A lower bound of `ring_ms` over every completion of `dev` (v placed), as in `bound`.
   [[nodiscard]] double ring_bound_ms(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                                      std::size_t v) const {
-    const std::size_t s = g.stage_of_vertex(v), R = g.replicas();
+    const std::size_t s = g.stage_of_vertex(v), R = g.replicas(s);
     const double x = g.allreduce_bytes(s);
     double worst = 0;
     if (x > 0) {
@@ -418,8 +448,8 @@ struct allreduce_cost {
   /// Ring-closure tables (set by `prepare`; none by default).
   std::shared_ptr<const bottleneck_walks> walks;
 
-  [[nodiscard]] replica_symmetry symmetry(const stage_graph&, const link_costs&) const noexcept {
-    return replica_symmetry::rings;
+  [[nodiscard]] replica_symmetry symmetry(const stage_graph& g, const link_costs&) const noexcept {
+    return g.uniform_replicas() ? replica_symmetry::rings : replica_symmetry::none;
   }
   [[nodiscard]] bool shared_time() const noexcept { return true; }
 };
@@ -449,13 +479,13 @@ struct combined_cost {
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                             std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, L, dev, v) +
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, L, dev, v) +
            allreduce_cost::ring_ms(g, L, dev, v) / mb();
   }
 
   [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
                              std::size_t v) const {
-    return g.compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_bound_ms(g, L, dev, v) +
+    return g.replica_compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_bound_ms(g, L, dev, v) +
            ring.ring_bound_ms(g, L, dev, v) / mb();
   }
 

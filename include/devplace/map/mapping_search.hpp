@@ -81,7 +81,8 @@ class mapping_search {
     table_ = make_device_bound_table(g, L, model_);
     lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_) : sorting_lower_bound(table_);
     shared_ = model_shares_time(model_);
-    sym_ = opt_.symmetry_breaking ? model_symmetry(model_, g, L) : replica_symmetry::none;
+    // The replica symmetries are those of equal counts (copies, rings of one length).
+    sym_ = opt_.symmetry_breaking && g.uniform_replicas() ? model_symmetry(model_, g, L) : replica_symmetry::none;
     deps_.resize(V_);
     related_.resize(V_);
     for (std::size_t v = 0; v < V_; ++v) {
@@ -156,7 +157,8 @@ class mapping_search {
         }
       }
       for (std::size_t r = 0; r < R; ++r)
-        for (auto s : seq) order_.push_back(g.vertex(s, r));
+        for (auto s : seq)
+          if (r < g.replicas(s)) order_.push_back(g.vertex(s, r));
     } else if (sym_ == replica_symmetry::rings || (sym_ == replica_symmetry::none && shared_)) {
       std::vector<std::size_t> seq(S);
       std::iota(seq.begin(), seq.end(), std::size_t{0});
@@ -165,7 +167,7 @@ class mapping_search {
         return g.param_bytes(a) > g.param_bytes(b);
       });
       for (auto s : seq)
-        for (std::size_t r = 0; r < R; ++r) order_.push_back(g.vertex(s, r));
+        for (std::size_t r = 0; r < g.replicas(s); ++r) order_.push_back(g.vertex(s, r));
     } else {
       // greedy: next is the vertex with the most placed related vertices, then the most constrained
       std::vector<std::size_t> placed_related(V_, 0);
@@ -199,8 +201,8 @@ class mapping_search {
     if (shared_)
       for (std::size_t s = 0; s < g.stages(); ++s) {
         std::size_t c = 0;
-        for (std::size_t r = 0; r < g.replicas(); ++r) c = std::max(c, comp[g.vertex(s, r)]);
-        for (std::size_t r = 0; r < g.replicas(); ++r) comp[g.vertex(s, r)] = c;
+        for (std::size_t r = 0; r < g.replicas(s); ++r) c = std::max(c, comp[g.vertex(s, r)]);
+        for (std::size_t r = 0; r < g.replicas(s); ++r) comp[g.vertex(s, r)] = c;
       }
     fresh_.assign(V_, 1);
     for (std::size_t i = 0; i < V_; ++i)
@@ -410,9 +412,9 @@ class mapping_search {
         }
         for (std::size_t a = 0; a < D_; ++a)
           for (std::size_t b = 0; b < D_; ++b) {
-            const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas())
+            const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas(s))
                                                                   : L.transfer_ms(a, b, x);
-            if (a != b && g.compute_ms(s) + link <= st.t) st.reach[(s * D_ + a) * W_ + b / 64] |= std::uint64_t{1} << (b % 64);
+            if (a != b && g.replica_compute_ms(s) + link <= st.t) st.reach[(s * D_ + a) * W_ + b / 64] |= std::uint64_t{1} << (b % 64);
           }
       }
     }
@@ -422,8 +424,9 @@ class mapping_search {
   [[nodiscard]] double onward_devices(const search_state& st, std::size_t v, std::size_t d) const {
     if constexpr (builtin_model) {
       const auto& g = *g_;
-      const std::size_t s = g.stage_of_vertex(v), q = g.replica_of_vertex(v), R = g.replicas();
+      const std::size_t s = g.stage_of_vertex(v), q = g.replica_of_vertex(v), R = g.replicas(s);
       bool open = false;
+      if (!g.uniform_replicas()) return 0;  // the key below reads replica q of every neighbour
       if constexpr (std::is_same_v<C, allreduce_cost>) {
         open = R >= 3 && st.dev[g.vertex(s, (q + 1) % R)] == unplaced;
       } else {

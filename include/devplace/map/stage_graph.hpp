@@ -13,6 +13,16 @@
 ///
 /// Build it from any `profiled_dag` and a `stage_of` labelling with `make_stage_graph`, or
 /// directly from S, R, c_u, P and M (synthetic stage graphs for tests and experiments).
+///
+/// Per-stage replica counts (Parmesan's general DP, partition/general_dp.hpp): stage s may have
+/// its own R_s ≥ 1. The G' vertices of stage s are then `offset(s) + r`, r < R_s. A micro-batch
+/// round carries R̂ · mBS samples, R̂ = max_s R_s (`replicas()`, the reference count): replica i of
+/// stage s works on the share [i/R_s, (i+1)/R_s) of it, so its compute per micro-batch is
+/// c_u(s) · R̂ / R_s (`replica_compute_ms`), and it exchanges with replica j of a neighbour s'
+/// the part of M(s, s') · R̂ that both shares hold (`exchange_bytes`; the data redistribution
+/// between stages of different widths). With equal counts this is the model above: R̂ = R,
+/// c_u(s), and M(s, s') between replicas of the same index only. The allreduce of stage s runs
+/// over its R_s replicas.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -38,9 +48,28 @@ class stage_graph {
   /// Throws std::invalid_argument otherwise.
   stage_graph(std::size_t replicas, std::vector<double> compute_ms, std::vector<double> param_bytes,
               std::vector<std::vector<double>> message_bytes)
-      : S_(compute_ms.size()), R_(replicas), compute_(std::move(compute_ms)), params_(std::move(param_bytes)) {
-    if (R_ == 0) throw std::invalid_argument("stage_graph: replicas must be >= 1");
+      : stage_graph(check_replicas(replicas, compute_ms.size()), compute_ms, std::move(param_bytes),
+                    std::move(message_bytes)) {}  // compute_ms copied: its size is read in the same call
+
+  /// As above with R_s = `stage_replicas[s]` ≥ 1 replicas for stage s (one entry per stage).
+  stage_graph(std::vector<std::size_t> stage_replicas, std::vector<double> compute_ms, std::vector<double> param_bytes,
+              std::vector<std::vector<double>> message_bytes)
+      : S_(compute_ms.size()), compute_(std::move(compute_ms)), params_(std::move(param_bytes)),
+        reps_(std::move(stage_replicas)) {
     if (S_ == 0) throw std::invalid_argument("stage_graph: at least one stage is needed");
+    if (reps_.size() != S_) throw std::invalid_argument("stage_graph: one replica count per stage");
+    off_.assign(S_ + 1, 0);
+    R_ = 0;
+    for (std::size_t s = 0; s < S_; ++s) {
+      if (reps_[s] == 0)
+        throw std::invalid_argument("stage_graph: replicas must be >= 1 (stage " + std::to_string(s) + ")");
+      off_[s + 1] = off_[s] + reps_[s];
+      R_ = std::max(R_, reps_[s]);
+    }
+    uniform_ = std::all_of(reps_.begin(), reps_.end(), [&](std::size_t r) { return r == R_; });
+    vstage_.resize(off_[S_]);
+    for (std::size_t s = 0; s < S_; ++s)
+      for (std::size_t v = off_[s]; v < off_[s + 1]; ++v) vstage_[v] = s;
     if (params_.size() != S_) throw std::invalid_argument("stage_graph: one parameter size per stage");
     if (message_bytes.size() != S_) throw std::invalid_argument("stage_graph: the message matrix must be S x S");
     for (std::size_t s = 0; s < S_; ++s) {
@@ -64,16 +93,45 @@ class stage_graph {
   }
 
   [[nodiscard]] std::size_t stages() const noexcept { return S_; }
+  /// R, or with per-stage counts the reference R̂ = max_s R_s.
   [[nodiscard]] std::size_t replicas() const noexcept { return R_; }
-  /// |V'| = S·R, the number of devices a mapping uses.
-  [[nodiscard]] std::size_t vertices() const noexcept { return S_ * R_; }
-  /// The G' vertex of replica r of stage s: s·R + r.
-  [[nodiscard]] std::size_t vertex(std::size_t s, std::size_t r) const noexcept { return s * R_ + r; }
-  [[nodiscard]] std::size_t stage_of_vertex(std::size_t v) const noexcept { return v / R_; }
-  [[nodiscard]] std::size_t replica_of_vertex(std::size_t v) const noexcept { return v % R_; }
+  /// R_s, the replicas of stage s.
+  [[nodiscard]] std::size_t replicas(std::size_t s) const noexcept { return reps_[s]; }
+  /// Whether every stage has the same number of replicas.
+  [[nodiscard]] bool uniform_replicas() const noexcept { return uniform_; }
+  /// |V'| = Σ_s R_s (S·R), the number of devices a mapping uses.
+  [[nodiscard]] std::size_t vertices() const noexcept { return off_[S_]; }
+  /// The first G' vertex of stage s: Σ_{s' < s} R_{s'} (s·R).
+  [[nodiscard]] std::size_t offset(std::size_t s) const noexcept { return off_[s]; }
+  /// The G' vertex of replica r of stage s: offset(s) + r (s·R + r).
+  [[nodiscard]] std::size_t vertex(std::size_t s, std::size_t r) const noexcept { return off_[s] + r; }
+  [[nodiscard]] std::size_t stage_of_vertex(std::size_t v) const noexcept { return vstage_[v]; }
+  [[nodiscard]] std::size_t replica_of_vertex(std::size_t v) const noexcept { return v - off_[vstage_[v]]; }
 
-  /// c_u(s) in ms.
+  /// c_u(s) in ms (per micro-batch of one replica when the counts are equal).
   [[nodiscard]] double compute_ms(std::size_t s) const noexcept { return compute_[s]; }
+  /// The compute of one replica of stage s per micro-batch round: c_u(s) · R̂ / R_s (c_u(s) with
+  /// equal counts).
+  [[nodiscard]] double replica_compute_ms(std::size_t s) const noexcept {
+    return reps_[s] == R_ ? compute_[s] : compute_[s] * static_cast<double>(R_) / static_cast<double>(reps_[s]);
+  }
+  /// The replicas j of stage t whose share of the round overlaps replica i of stage s: [first, last).
+  [[nodiscard]] std::pair<std::size_t, std::size_t> peers(std::size_t s, std::size_t i, std::size_t t) const noexcept {
+    if (reps_[s] == reps_[t]) return {i, i + 1};
+    const std::size_t a = reps_[s], b = reps_[t];
+    return {i * b / a, ((i + 1) * b + a - 1) / a};
+  }
+  /// Bytes replica i of stage s and replica j of stage t exchange each way per micro-batch round:
+  /// M(s, t) · R̂ · |share_i ∩ share_j| (M(s, t) for i = j and 0 otherwise with equal counts).
+  [[nodiscard]] double exchange_bytes(std::size_t s, std::size_t i, std::size_t t, std::size_t j) const noexcept {
+    const double m = M_[s * S_ + t];
+    const std::size_t a = reps_[s], b = reps_[t];
+    if (a == b) return i == j ? (a == R_ ? m : m * static_cast<double>(R_) / static_cast<double>(a)) : 0.0;
+    // shares in units of 1 / (a·b): [i·b, (i+1)·b) and [j·a, (j+1)·a)
+    const std::size_t lo = std::max(i * b, j * a), hi = std::min((i + 1) * b, (j + 1) * a);
+    if (hi <= lo) return 0.0;
+    return m * static_cast<double>(R_) * static_cast<double>(hi - lo) / (static_cast<double>(a) * static_cast<double>(b));
+  }
   /// P(s) in bytes.
   [[nodiscard]] double param_bytes(std::size_t s) const noexcept { return params_[s]; }
   /// M(s, s') in bytes (0 on the diagonal and between stages that exchange nothing).
@@ -82,9 +140,10 @@ class stage_graph {
   [[nodiscard]] std::span<const std::size_t> neighbours(std::size_t s) const noexcept {
     return {adj_.data() + adj_begin_[s], adj_begin_[s + 1] - adj_begin_[s]};
   }
-  /// The ring allreduce volume of one replica of stage s: 2(R−1)/R · P(s) bytes (0 when R = 1).
+  /// The ring allreduce volume of one replica of stage s: 2(R_s−1)/R_s · P(s) bytes (0 when R_s = 1).
   [[nodiscard]] double allreduce_bytes(std::size_t s) const noexcept {
-    return R_ <= 1 ? 0.0 : 2.0 * static_cast<double>(R_ - 1) / static_cast<double>(R_) * params_[s];
+    const std::size_t r = reps_[s];
+    return r <= 1 ? 0.0 : 2.0 * static_cast<double>(r - 1) / static_cast<double>(r) * params_[s];
   }
   /// Σ_s allreduce_bytes(s) ÷ Σ_{s<s'} M(s, s'), the ratio ρ that selects the cost model
   /// (seed-parmesan.md G13); +inf when nothing is exchanged point to point but something is reduced.
@@ -99,6 +158,10 @@ class stage_graph {
   }
 
  private:
+  static std::vector<std::size_t> check_replicas(std::size_t replicas, std::size_t stages) {
+    if (replicas == 0) throw std::invalid_argument("stage_graph: replicas must be >= 1");
+    return std::vector<std::size_t>(stages, replicas);
+  }
   static void check_value(double x, const char* what, std::size_t s) {
     if (!std::isfinite(x) || x < 0)
       throw std::invalid_argument(std::string("stage_graph: ") + what + " of stage " + std::to_string(s) +
@@ -120,14 +183,31 @@ class stage_graph {
 
   std::size_t S_ = 0, R_ = 1;
   std::vector<double> compute_, params_, M_;
+  std::vector<std::size_t> reps_, off_{0}, vstage_;
+  bool uniform_ = true;
   std::vector<std::size_t> adj_, adj_begin_{0};
 };
 
 /// The stage graph of a partition of `g`: `stage_of[v]` < S is the stage of operator v. Stages may
 /// be empty (c_u = P = 0). Throws std::invalid_argument on a size mismatch or a stage ≥ S.
 template <profiled_dag G>
+[[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of,
+                                           std::vector<std::size_t> stage_replicas);
+
+template <profiled_dag G>
 [[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of, std::size_t stages,
                                            std::size_t replicas) {
+  if (replicas == 0) throw std::invalid_argument("make_stage_graph: replicas must be >= 1");
+  if (stages == 0) throw std::invalid_argument("make_stage_graph: at least one stage is needed");
+  return make_stage_graph(g, stage_of, std::vector<std::size_t>(stages, replicas));
+}
+
+/// The stage graph of a partition with R_s = `stage_replicas[s]` replicas for stage s
+/// (S = stage_replicas.size()), e.g. a `general_dp` result.
+template <profiled_dag G>
+[[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of,
+                                           std::vector<std::size_t> stage_replicas) {
+  const std::size_t stages = stage_replicas.size();
   const std::size_t n = devplace::num_vertices(g);
   if (stage_of.size() != n)
     throw std::invalid_argument("make_stage_graph: stage_of has " + std::to_string(stage_of.size()) +
@@ -149,7 +229,7 @@ template <profiled_dag G>
     m[a][b] += bytes;
     m[b][a] += bytes;
   });
-  return stage_graph(replicas, std::move(c), std::move(p), std::move(m));
+  return stage_graph(std::move(stage_replicas), std::move(c), std::move(p), std::move(m));
 }
 
 /// Convenience overload for a `std::vector` labelling.
@@ -157,6 +237,13 @@ template <profiled_dag G>
 [[nodiscard]] stage_graph make_stage_graph(const G& g, const std::vector<std::size_t>& stage_of, std::size_t stages,
                                            std::size_t replicas) {
   return make_stage_graph(g, std::span<const std::size_t>(stage_of), stages, replicas);
+}
+
+/// Convenience overload for a `std::vector` labelling with per-stage replica counts.
+template <profiled_dag G>
+[[nodiscard]] stage_graph make_stage_graph(const G& g, const std::vector<std::size_t>& stage_of,
+                                           std::vector<std::size_t> stage_replicas) {
+  return make_stage_graph(g, std::span<const std::size_t>(stage_of), std::move(stage_replicas));
 }
 
 }  // namespace devplace

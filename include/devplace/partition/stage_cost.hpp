@@ -70,6 +70,16 @@ struct partition_evaluation {
   std::vector<double> stage_cut_bytes;   ///< bytes on edges with exactly one end in the stage
 };
 
+/// Evaluates the labelling `stage_of` of any `profiled_dag` from scratch with its own replica count
+/// per stage (Parmesan's general DP, eq. 2): stage k has `replicas[k]` ≥ 1 replicas, S =
+/// replicas.size(); stage k's time is t(X_k, replicas[k]) and its budget replicas[k] · device
+/// memory (`o.replicas` is not read). Otherwise as the overload below, which is the case of S
+/// equal counts.
+template <profiled_dag G>
+[[nodiscard]] partition_evaluation evaluate_partition(const G& g, const std::vector<std::size_t>& stage_of,
+                                                      const std::vector<std::size_t>& replicas,
+                                                      const stage_cost_options& o);
+
 /// Evaluates the labelling `stage_of` (S stages) of any `profiled_dag` from scratch, reading
 /// compute_ms, memory_bytes and edge_bytes through the customisation points (parallel edges
 /// once, dag/edges.hpp). A labelling that is not monotone or leaves a stage empty is reported as
@@ -77,12 +87,25 @@ struct partition_evaluation {
 template <profiled_dag G>
 [[nodiscard]] partition_evaluation evaluate_partition(const G& g, const std::vector<std::size_t>& stage_of,
                                                       std::size_t stages, const stage_cost_options& o) {
+  if (stages == 0) throw std::invalid_argument("evaluate_partition: at least one stage is needed");
+  check_cost_options(o, "evaluate_partition");
+  return evaluate_partition(g, stage_of, std::vector<std::size_t>(stages, o.replicas), o);
+}
+
+template <profiled_dag G>
+[[nodiscard]] partition_evaluation evaluate_partition(const G& g, const std::vector<std::size_t>& stage_of,
+                                                      const std::vector<std::size_t>& replicas,
+                                                      const stage_cost_options& o) {
+  const std::size_t stages = replicas.size();
   partition_evaluation e;
   const std::size_t n = devplace::num_vertices(g);
   if (stage_of.size() != n)
     throw std::invalid_argument("evaluate_partition: stage_of has " + std::to_string(stage_of.size()) +
                                 " entries, the graph " + std::to_string(n) + " operators");
   if (stages == 0) throw std::invalid_argument("evaluate_partition: at least one stage is needed");
+  for (std::size_t k = 0; k < stages; ++k)
+    if (replicas[k] == 0)
+      throw std::invalid_argument("evaluate_partition: stage " + std::to_string(k) + " has 0 replicas");
   check_cost_options(o, "evaluate_partition");
   e.stage_compute_ms.assign(stages, 0.0);
   e.stage_cut_bytes.assign(stages, 0.0);
@@ -108,9 +131,11 @@ template <profiled_dag G>
   e.valid = valid;
   e.fits = true;
   for (std::size_t k = 0; k < stages; ++k) {
-    e.stage_time_ms.push_back(stage_time_ms(e.stage_compute_ms[k], e.stage_cut_bytes[k], o));
-    e.stage_memory_bytes.push_back(stage_memory_bytes(internal[k], e.stage_cut_bytes[k], o));
-    e.fits = e.fits && stage_fits(e.stage_memory_bytes.back(), o);
+    stage_cost_options ok = o;
+    ok.replicas = replicas[k];
+    e.stage_time_ms.push_back(stage_time_ms(e.stage_compute_ms[k], e.stage_cut_bytes[k], ok));
+    e.stage_memory_bytes.push_back(stage_memory_bytes(internal[k], e.stage_cut_bytes[k], ok));
+    e.fits = e.fits && stage_fits(e.stage_memory_bytes.back(), ok);
     e.objective_ms = std::max(e.objective_ms, e.stage_time_ms.back());
   }
   return e;

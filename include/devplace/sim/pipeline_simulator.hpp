@@ -20,6 +20,14 @@
 ///   * GPipe: F for m = 0..MB−1, then B for m = MB−1..0 (flush);
 ///   * 1F1B: min(S − s, MB) warm-up forwards, then one backward, one forward, ..., then the
 ///     remaining backwards, so at most min(S − s, MB) micro-batches are in flight on stage s.
+/// Per-stage replica counts (a `general_dp` plan): row s of `device_of` may hold its own R_s
+/// devices. A micro-batch round then carries R̂ · micro_batch_size samples, R̂ = `replicas` (the
+/// reference count, e.g. max_s R_s), and replica i of stage s works on the share [i/R_s, (i+1)/R_s)
+/// of it: F and B take R̂/R_s times the stage's per-micro-batch times, and replica i sends to
+/// replica j of a later stage the part M(s, s') · R̂ · |share_i ∩ share_j| both hold (one transfer
+/// per overlapping pair; the redistribution between stages of different widths), gradients the
+/// same way back. The allreduce of stage s runs over its R_s replicas. With equal rows and
+/// R̂ = R this is exactly the model above (the same tasks, times and bytes).
 /// Links: with `serialize_links` (default) a directed device pair carries one transfer at a time,
 /// first come first served; otherwise transfers never wait. A task starts as soon as its
 /// dependencies are done and its device (or link) is free.
@@ -63,14 +71,14 @@ enum class pipeline_schedule { gpipe, one_f_one_b };
 /// A mapped pipeline: what the simulator needs, independent of how it was produced.
 struct pipeline_model {
   std::size_t stages = 0;                              ///< S
-  std::size_t replicas = 1;                            ///< R
+  std::size_t replicas = 1;                            ///< R (R̂, the reference count, with rows of different lengths)
   std::vector<double> forward_ms, backward_ms;         ///< per stage, one micro-batch
   std::vector<double> param_bytes;                     ///< P(s)
   /// M[s][s'] for s < s': bytes of the stage-graph edge s → s' (activations forward, gradients
   /// back), ≥ 0 for every edge — a 0-byte edge is still a dependency — and negative where there
   /// is no edge.
   std::vector<std::vector<double>> message_bytes;
-  std::vector<std::vector<std::size_t>> device_of;     ///< S rows of R devices
+  std::vector<std::vector<std::size_t>> device_of;     ///< S rows of R devices (row s: R_s ≥ 1 devices)
 };
 
 struct simulation_options {
@@ -141,11 +149,12 @@ template <profiled_dag G>
                                 " rows, one per stage (" + std::to_string(stages) + ") is needed");
   pipeline_model m;
   m.stages = stages;
-  m.replicas = device_of.front().size();
-  for (std::size_t s = 0; s < stages; ++s)
-    if (device_of[s].size() != m.replicas || m.replicas == 0)
-      throw std::invalid_argument("make_pipeline_model: device_of row " + std::to_string(s) + " has " +
-                                  std::to_string(device_of[s].size()) + " replicas, row 0 has " + std::to_string(m.replicas));
+  m.replicas = 0;
+  for (std::size_t s = 0; s < stages; ++s) {
+    if (device_of[s].empty())
+      throw std::invalid_argument("make_pipeline_model: device_of row " + std::to_string(s) + " has no device");
+    m.replicas = std::max(m.replicas, device_of[s].size());  // R̂ = max_s R_s
+  }
   m.forward_ms.assign(stages, 0.0);
   m.backward_ms.assign(stages, 0.0);
   m.param_bytes.assign(stages, 0.0);
@@ -178,6 +187,7 @@ template <profiled_dag G>
 inline void check_pipeline_model(const pipeline_model& m, std::size_t devices) {
   const std::size_t S = m.stages, R = m.replicas;
   auto fail = [](const std::string& what) { throw std::invalid_argument("simulate: " + what); };
+  // R is the reference count R̂; each row holds its stage's R_s devices.
   if (S == 0 || R == 0) fail("the model needs at least one stage and one replica");
   if (m.forward_ms.size() != S || m.backward_ms.size() != S || m.param_bytes.size() != S || m.message_bytes.size() != S ||
       m.device_of.size() != S)
@@ -190,7 +200,7 @@ inline void check_pipeline_model(const pipeline_model& m, std::size_t devices) {
     if (m.message_bytes[s].size() != S) fail("message_bytes row " + std::to_string(s) + " needs S entries");
     for (double x : m.message_bytes[s])
       if (!std::isfinite(x)) fail("message_bytes row " + std::to_string(s) + " has a non-finite entry");
-    if (m.device_of[s].size() != R) fail("device_of row " + std::to_string(s) + " needs R = " + std::to_string(R) + " devices");
+    if (m.device_of[s].empty()) fail("device_of row " + std::to_string(s) + " has no device");
     for (auto d : m.device_of[s]) {
       if (d >= devices)
         fail("device_of[" + std::to_string(s) + "] names device " + std::to_string(d) + ", the topology has " +
@@ -214,6 +224,33 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
   if (!(o.update_ms >= 0) || !std::isfinite(o.update_ms))
     throw std::invalid_argument("simulate: update_ms must be a finite number >= 0");
   const std::size_t S = m.stages, R = m.replicas, MB = o.micro_batches;
+  // Replica (s, r) is slot off[s] + r; R_s = device_of[s].size().
+  std::vector<std::size_t> off(S + 1, 0);
+  for (std::size_t s = 0; s < S; ++s) off[s + 1] = off[s] + m.device_of[s].size();
+  auto reps = [&](std::size_t s) { return m.device_of[s].size(); };
+  // The work of one replica of stage s per micro-batch round: R̂ / R_s micro-batches' worth.
+  auto scale = [&](std::size_t s) { return reps(s) == R ? 1.0 : static_cast<double>(R) / static_cast<double>(reps(s)); };
+  // The replicas j of stage t sharing data with replica i of stage s, and the bytes of each pair:
+  // shares [i·b, (i+1)·b) and [j·a, (j+1)·a) in units of 1 / (a·b).
+  struct pair_bytes {
+    std::size_t j;
+    double bytes;
+  };
+  auto exchanges = [&](std::size_t s, std::size_t i, std::size_t t, double bytes) {
+    std::vector<pair_bytes> out;
+    const std::size_t a = reps(s), b = reps(t);
+    if (a == b) {
+      out.push_back({i, a == R ? bytes : bytes * static_cast<double>(R) / static_cast<double>(a)});
+      return out;
+    }
+    for (std::size_t j = i * b / a; j < ((i + 1) * b + a - 1) / a; ++j) {
+      const std::size_t lo = std::max(i * b, j * a), hi = std::min((i + 1) * b, (j + 1) * a);
+      if (hi > lo)
+        out.push_back({j, bytes * static_cast<double>(R) * static_cast<double>(hi - lo) /
+                              (static_cast<double>(a) * static_cast<double>(b))});
+    }
+    return out;
+  };
   auto transfer = [&](std::size_t a, std::size_t b, double bytes) {
     if (a == b) return 0.0;
     return transfer_time_ms(bytes, bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)),
@@ -221,17 +258,18 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
   };
   // With blocking sends the sender is busy while it sends: F(s) carries its activation sends,
   // B(s) its gradient sends, and the transfers themselves only order the tasks.
-  std::vector<double> send_after_f(S * R, 0.0), send_after_b(S * R, 0.0);
+  std::vector<double> send_after_f(off[S], 0.0), send_after_b(off[S], 0.0);
   if (o.blocking_sends)
     for (std::size_t s = 0; s < S; ++s)
       for (std::size_t t = s + 1; t < S; ++t) {
         const double bytes = m.message_bytes[s][t];
         if (bytes < 0) continue;
-        for (std::size_t r = 0; r < R; ++r) {
-          const std::size_t a = m.device_of[s][r], b = m.device_of[t][r];
-          send_after_f[s * R + r] += transfer(a, b, bytes);
-          send_after_b[t * R + r] += transfer(b, a, bytes);
-        }
+        for (std::size_t r = 0; r < reps(s); ++r)
+          for (auto [j, x] : exchanges(s, r, t, bytes)) {
+            const std::size_t a = m.device_of[s][r], b = m.device_of[t][j];
+            send_after_f[off[s] + r] += transfer(a, b, x);
+            send_after_b[off[t] + j] += transfer(b, a, x);
+          }
       }
   struct task {
     sim_task_kind kind;
@@ -252,15 +290,16 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
   };
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   // F and B ids: [s][r][mb]
-  std::vector<std::size_t> F(S * R * MB), B(S * R * MB);
-  auto idx = [&](std::size_t s, std::size_t r, std::size_t mb) { return (s * R + r) * MB + mb; };
+  std::vector<std::size_t> F(off[S] * MB), B(off[S] * MB);
+  auto idx = [&](std::size_t s, std::size_t r, std::size_t mb) { return (off[s] + r) * MB + mb; };
   for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t r = 0; r < reps(s); ++r) {
       const std::size_t d = m.device_of[s][r];
+      const double k = scale(s);
       for (std::size_t mb = 0; mb < MB; ++mb) {
-        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, m.forward_ms[s] + send_after_f[s * R + r]);
+        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, k * m.forward_ms[s] + send_after_f[off[s] + r]);
         B[idx(s, r, mb)] = add(sim_task_kind::backward, s, r, mb, d, d,
-                               m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0) + send_after_b[s * R + r]);
+                               k * (m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0)) + send_after_b[off[s] + r]);
         dep(F[idx(s, r, mb)], B[idx(s, r, mb)]);
       }
     }
@@ -268,34 +307,36 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     for (std::size_t t = s + 1; t < S; ++t) {
       const double bytes = m.message_bytes[s][t];
       if (bytes < 0) continue;  // no edge
-      for (std::size_t r = 0; r < R; ++r) {
-        const std::size_t a = m.device_of[s][r], b = m.device_of[t][r];
-        for (std::size_t mb = 0; mb < MB; ++mb) {
-          const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, bytes));
-          dep(F[idx(s, r, mb)], act);
-          dep(act, F[idx(t, r, mb)]);
-          const auto grad = add(sim_task_kind::send_gradient, t, r, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, bytes));
-          dep(B[idx(t, r, mb)], grad);
-          dep(grad, B[idx(s, r, mb)]);
+      for (std::size_t r = 0; r < reps(s); ++r)
+        for (auto [j, x] : exchanges(s, r, t, bytes)) {
+          const std::size_t a = m.device_of[s][r], b = m.device_of[t][j];
+          for (std::size_t mb = 0; mb < MB; ++mb) {
+            const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, x));
+            dep(F[idx(s, r, mb)], act);
+            dep(act, F[idx(t, j, mb)]);
+            const auto grad = add(sim_task_kind::send_gradient, t, j, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, x));
+            dep(B[idx(t, j, mb)], grad);
+            dep(grad, B[idx(s, r, mb)]);
+          }
         }
-      }
     }
   std::vector<std::size_t> allreduce_task(S, none);
-  if (o.allreduce && R > 1)
+  if (o.allreduce)
     for (std::size_t s = 0; s < S; ++s) {
-      if (m.param_bytes[s] <= 0) continue;
-      double slowest = 0;  // per ring step: the slowest link moving P / R bytes
-      for (std::size_t r = 0; r < R; ++r)
-        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % R], ring_step_bytes(m.param_bytes[s], R)));
+      const std::size_t Rs = reps(s);
+      if (Rs <= 1 || m.param_bytes[s] <= 0) continue;
+      double slowest = 0;  // per ring step: the slowest link moving P / R_s bytes
+      for (std::size_t r = 0; r < Rs; ++r)
+        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % Rs], ring_step_bytes(m.param_bytes[s], Rs)));
       const auto ar = add(sim_task_kind::allreduce, s, 0, 0, m.device_of[s][0], m.device_of[s][0],
-                          ring_allreduce_ms(slowest, R));
+                          ring_allreduce_ms(slowest, Rs));
       allreduce_task[s] = ar;
-      for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t r = 0; r < Rs; ++r)
         for (std::size_t mb = 0; mb < MB; ++mb) dep(B[idx(s, r, mb)], ar);
     }
   // Per-device compute order of the schedule: chain consecutive tasks.
   for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t r = 0; r < reps(s); ++r) {
       std::vector<std::size_t> order;
       if (o.schedule == pipeline_schedule::gpipe) {
         for (std::size_t mb = 0; mb < MB; ++mb) order.push_back(F[idx(s, r, mb)]);

@@ -104,19 +104,22 @@ template <device_topology T>
 [[nodiscard]] inline std::string stage_graph_svg(const pipeline_model& m) {
   const double dx = 90, dy = 40, r = 12, left = 30, top = 30;
   std::ostringstream o;
+  std::size_t rows = m.replicas;  // the widest stage (per-stage counts may differ from R)
+  for (const auto& row : m.device_of) rows = std::max(rows, row.size());
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + dx * double(m.stages) << "\" height=\""
-    << top + dy * double(m.replicas) << "\">\n";
+    << top + dy * double(rows) << "\">\n";
   auto cx = [&](std::size_t s) { return left + dx * double(s); };
   auto cy = [&](std::size_t rep) { return top + dy * double(rep); };
-  for (std::size_t rep = 0; rep < m.replicas; ++rep)
+  for (std::size_t rep = 0; rep < rows; ++rep)
     for (std::size_t s = 0; s < m.stages; ++s)
       for (std::size_t t = s + 1; t < m.stages; ++t)
-        if (m.message_bytes[s][t] >= 0)
+        if (m.message_bytes[s][t] >= 0 && rep < m.device_of[s].size() && rep < m.device_of[t].size())
           o << "<line x1=\"" << cx(s) << "\" y1=\"" << cy(rep) << "\" x2=\"" << cx(t) << "\" y2=\"" << cy(rep)
             << "\" stroke=\"#888\"><title>" << m.message_bytes[s][t] << " bytes</title></line>\n";
-  for (std::size_t rep = 0; rep < m.replicas; ++rep)
+  for (std::size_t rep = 0; rep < rows; ++rep)
     for (std::size_t s = 0; s < m.stages; ++s)
-      o << "<circle cx=\"" << cx(s) << "\" cy=\"" << cy(rep) << "\" r=\"" << r << "\" fill=\"#4e79a7\"><title>stage " << s
+      if (rep < m.device_of[s].size())
+        o << "<circle cx=\"" << cx(s) << "\" cy=\"" << cy(rep) << "\" r=\"" << r << "\" fill=\"#4e79a7\"><title>stage " << s
         << " replica " << rep << " on device " << m.device_of[s][rep] << "</title></circle>\n<text x=\"" << cx(s) - 6
         << "\" y=\"" << cy(rep) + 4 << "\" font-size=\"10\" fill=\"white\">" << m.device_of[s][rep] << "</text>\n";
   o << "</svg>\n";

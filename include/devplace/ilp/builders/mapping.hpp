@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/config.hpp"
 #include "devplace/ilp/concepts.hpp"
 #include "devplace/ilp/expr.hpp"
 #include "devplace/ilp/model.hpp"
@@ -204,9 +205,12 @@ class mapping_ilp {
 };
 
 /// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
-/// topology has fewer than S·R devices, or for the combined model.
+/// topology has fewer than S·R devices, for the combined model, or for per-stage replica counts
+/// (the model is written for R copies of the stage graph; the backtracking mapper takes those).
 [[nodiscard]] inline mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L,
                                                    const mapping_ilp_options& o = {}) {
+  DEVPLACE_EXPECTS(g.uniform_replicas(),
+                   "mapping_ilp: the stages have different replica counts; the MILP needs the same R for every stage");
   const std::size_t S = g.stages(), R = g.replicas(), V = g.vertices(), D = L.devices();
   if (V > D)
     throw std::invalid_argument("mapping_ilp: " + std::to_string(S) + " stages x " + std::to_string(R) +
