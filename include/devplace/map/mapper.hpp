@@ -73,7 +73,7 @@ namespace devplace {
 
 /// The most devices the mapper takes. Its precomputation is quadratic to cubic in D before the
 /// search starts: dense link tables (2 D² doubles, plus the topology's own 2 D²), per-device
-/// sorted link rows and signatures, twin and automorphism detection (docs/mapper.md, "Limits").
+/// sorted link rows and signatures, twin and automorphism detection (docs/mapping.md, "Limits").
 /// `map_devices` on a larger topology throws std::invalid_argument before building anything;
 /// `devplace map` and `plan` read topologies with `mapper_device_limit`, so that a larger one is
 /// an input error before its matrices are built.
