@@ -24,14 +24,24 @@ inline void require(bool ok, const char* what) {
   if (!ok) violated(what);
 }
 
+/// Work caps per input, so that one execution stays well under a millisecond (10^6 executions
+/// per target, docs/fuzzing.md): down-sets counted, the enumerator's reachability memory, and
+/// the ideals of the Tarnawski DP, the devices of a topology.
+inline constexpr std::size_t max_downsets = 256;
+inline constexpr std::size_t max_downset_memory = std::size_t{1} << 20;
+inline constexpr std::size_t max_ideals = 256;
+/// Topologies are read with this device limit (`device_limit`).
+inline constexpr std::size_t max_devices = 256;
+
 /// `devplace info` and a small partition on an accepted graph.
 inline void graph_invariants(const op_graph& g) {
   const std::size_t n = g.num_vertices();
   require(sources(g).empty() == (n == 0) && sinks(g).empty() == (n == 0), "a non-empty DAG has sources and sinks");
   const auto hops = longest_path(g, unit_cost{});
   require(hops.path.size() <= n && (n == 0 || !hops.path.empty()), "longest path within the graph");
-  const auto ds = count_downsets(g, {.max_downsets = 2000, .max_memory_bytes = 1u << 26});
-  require(ds.status == status::work_limit ? ds.count == 2000 || ds.count == 0 : ds.count >= n + 1, "a DAG of n vertices has >= n + 1 down-sets");
+  const auto ds = count_downsets(g, {.max_downsets = max_downsets, .max_memory_bytes = max_downset_memory});
+  require(ds.status == status::work_limit ? ds.count == max_downsets || ds.count == 0 : ds.count >= n + 1,
+          "a DAG of n vertices has >= n + 1 down-sets");
   if (n == 0) return;
   const std::size_t S = n < 3 ? n : 3;
   const auto r = topo_dp(g, {.stages = S});

@@ -1,16 +1,26 @@
 #!/bin/sh
-# fuzz/run.sh SECONDS [TARGET...]: builds the libFuzzer targets (clang++-14, build-fuzz/) and runs
-# each for SECONDS, one at a time, niced, on a working copy of its committed seed corpus
-# (fuzz/corpus/TARGET). A crash stops with the crashing input saved under build-fuzz/crashes/.
-# Needs the Debian packages clang-14 and libfuzzer-14-dev.
+# fuzz/run.sh SECONDS [TARGET...]: builds the libFuzzer targets (clang++-14) and runs each for
+# SECONDS, one at a time, niced, on a working copy of its committed seed corpus
+# (fuzz/corpus/TARGET). A crash stops that target with the crashing input saved under
+# BUILD/crashes/. Needs the Debian packages clang-14 and libfuzzer-14-dev.
+#   FUZZ_MODE=asan (default, CI): ASan + UBSan, build-fuzz/
+#   FUZZ_MODE=fast: UBSan only at -O2 (no ASan), build-fuzz-fast/, for long runs (docs/fuzzing.md)
+#   FUZZ_RUNS=N: stop each target after N executions instead of SECONDS (SECONDS stays a cap)
 set -eu
 secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build-fuzz
+mode=${FUZZ_MODE:-asan}
+case $mode in
+  asan) build=$root/build-fuzz; fast=OFF ;;
+  fast) build=$root/build-fuzz-fast; fast=ON ;;
+  *) echo "fuzz/run.sh: FUZZ_MODE must be asan or fast, not '$mode'" >&2; exit 2 ;;
+esac
+runs=${FUZZ_RUNS:--1}
 targets=${*:-graph_json topology_json plan_json pipedream tarnawski piper args}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DDEVPLACE_FUZZ=ON \
-      -DDEVPLACE_BUILD_TESTS=OFF -DDEVPLACE_BUILD_EXAMPLES=OFF -DDEVPLACE_BUILD_CLI=OFF -DDEVPLACE_INSTALL=OFF >/dev/null
+      -DDEVPLACE_FUZZ_FAST=$fast -DDEVPLACE_BUILD_TESTS=OFF -DDEVPLACE_BUILD_EXAMPLES=OFF -DDEVPLACE_BUILD_CLI=OFF \
+      -DDEVPLACE_INSTALL=OFF >/dev/null
 tlist=""
 for t in $targets; do tlist="$tlist fuzz_$t"; done
 nice cmake --build "$build" -j2 --target $tlist  # one build: the targets compile in parallel
@@ -20,12 +30,12 @@ for t in $targets; do
   work=$build/corpus/$t
   mkdir -p "$work"
   cp "$root/fuzz/corpus/$t"/* "$work"/ 2>/dev/null || true
-  echo "== fuzz_$t for $secs s"
-  if ! nice "$build/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
-       -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 "$work" 2>"$build/fuzz_$t.log"; then
+  echo "== fuzz_$t ($mode) for $secs s"
+  if ! nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -max_len=8192 -rss_limit_mb=2048 \
+       -timeout=10 -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 "$work" 2>"$build/fuzz_$t.log"; then
     status=1
     tail -40 "$build/fuzz_$t.log"
   fi
-  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/fuzz_$t.log" | tail -2
+  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|Done [0-9]+ runs" "$build/fuzz_$t.log" | tail -3
 done
 exit $status

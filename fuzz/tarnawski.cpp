@@ -1,5 +1,5 @@
 // libFuzzer target: the Tarnawski et al. JSON readers (as a graph and as the peer's instance),
-// then info, a small partition and the peer's max-load DP with a small ideal cap.
+// then info, a small partition and the peer's max-load DP with a small ideal cap (invariants.hpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if (in.nodes.empty()) return 0;
-  const auto r = devplace::peers::tarnawski_max_load(in, {.max_ideals = 2000});
+  const auto r = devplace::peers::tarnawski_max_load(in, {.max_ideals = devplace::fuzz::max_ideals});
   devplace::fuzz::require(r.status != devplace::status::optimal || (r.max_load >= 0 && std::isfinite(r.max_load)),
                           "an optimal max-load is finite and >= 0");
   return 0;

@@ -42,9 +42,11 @@ inline void print_mapping(const plan& p, std::ostream& os) {
 }
 
 inline void run_map(const map_args& a, std::ostream& os) {
+  // --timeout covers everything after the output check: reading, the link tables, the search.
+  const auto t0 = std::chrono::steady_clock::now();
   require_writable({a.out.empty() ? a.plan_file : a.out});
   const op_graph g = io::read_graph(a.graph, a.format);
-  const matrix_topology topo = io::read_topology_json(a.topology);
+  const matrix_topology topo = io::read_topology_json(a.topology, mapper_device_limit);
   plan p = io::read_plan_json(a.plan_file, &g);
   const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
   require_devices(S, R, D);
@@ -55,7 +57,6 @@ inline void run_map(const map_args& a, std::ostream& os) {
   mapping_summary m;
   m.cost = std::string(to_string(cost));
   if (!a.baseline.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
     const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
     p.device_of = baseline_map(sg, D, b, a.seed);
     const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
@@ -68,7 +69,8 @@ inline void run_map(const map_args& a, std::ostream& os) {
     m.status = std::string(to_string(m.optimal ? status::optimal : status::feasible));
     m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
-    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = a.timeout, .seed = a.seed,
+    const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = std::max(0.0, left), .seed = a.seed,
                                        .micro_batches = std::max<std::size_t>(p.micro_batches, 1)});
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;
@@ -77,7 +79,7 @@ inline void run_map(const map_args& a, std::ostream& os) {
     m.optimal = r.optimal;
     m.nodes_explored = r.nodes_explored;
     m.status = std::string(to_string(r.status));
-    m.time_s = r.time_s;
+    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   p.mapping = m;
   if (!topo.name().empty()) p.topology = topo.name();

@@ -73,7 +73,7 @@ inline void register_plan(CLI::App& app) {
       require_writable({(svg_dir / "gantt.svg").string(), (svg_dir / "heatmap.svg").string(),
                         (svg_dir / "stage_graph.svg").string()});
     const op_graph g = io::read_graph(a->graph, a->format);
-    const matrix_topology t = io::read_topology_json(a->topology);
+    const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
     a->o.recompute = !a->no_recompute;
     a->o.cost = parse_cost(a->cost);

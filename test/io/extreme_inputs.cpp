@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/longest_path.hpp"
@@ -15,6 +17,8 @@
 #include "devplace/io/graph_json.hpp"
 #include "devplace/io/pipedream.hpp"
 #include "devplace/io/topology_json.hpp"
+#include "devplace/map/mapper.hpp"
+#include "devplace/map/stage_graph.hpp"
 #include "devplace/partition/topo_dp.hpp"
 #include "devplace/topology/generators.hpp"
 
@@ -104,6 +108,79 @@ TEST_CASE("a 10^4-device topology from a generator; a larger one is a clear erro
     }
     CHECK(what == "t.json: /shape: torus2d would have more than " + std::to_string(max_generated_devices) + " devices");
   }
+}
+
+TEST_CASE("a device limit rejects a topology before its matrices are built, naming the limit") {
+  const device_limit lim{.max = 8, .reason = "the test's limit"};
+  const auto err = [&](const std::string& text) {
+    try {
+      (void)io::read_topology_json_text(text, "t.json", lim);
+    } catch (const io::input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Generator forms: the product of the shape, the devices of a random generator.
+  CHECK(err(R"({"format": "devplace.topology/1", "generator": "two_level", "shape": [3, 3]})") ==
+        "t.json: /shape: two_level would have 9 devices, more than the limit of 8 (the test's limit)");
+  CHECK(err(R"({"format": "devplace.topology/1", "generator": "uniform_dist", "devices": 9, "seed": 1})") ==
+        "t.json: /devices: uniform_dist would have 9 devices, more than the limit of 8 (the test's limit)");
+  CHECK(err(R"({"format": "devplace.topology/1", "generator": "torus2d", "shape": [4294967296, 4294967296]})") ==
+        "t.json: /shape: torus2d would have more than the limit of 8 devices (the test's limit)");
+  // dgx1_cluster has 8 devices per node.
+  CHECK(err(R"({"format": "devplace.topology/1", "generator": "dgx1_cluster", "shape": [2]})") ==
+        "t.json: /shape: dgx1_cluster would have 16 devices, more than the limit of 8 (the test's limit)");
+  // At the limit: read.
+  CHECK(err(R"({"format": "devplace.topology/1", "generator": "two_level", "shape": [2, 4]})").empty());
+  CHECK(io::read_topology_json_text(R"({"format": "devplace.topology/1", "generator": "dgx1_cluster", "shape": [1]})",
+                                    "t.json", lim).num_devices() == 8);
+  // Matrix form: the device list, before the matrices are read.
+  std::string devices;
+  for (int k = 0; k < 9; ++k) devices += (k ? ", " : "") + std::string(R"({"id": )") + std::to_string(k) + R"(, "memory_bytes": 1})";
+  CHECK(err(R"({"format": "devplace.topology/1", "devices": [)" + devices + R"(], "bandwidth_gbps": "not read"})") ==
+        "t.json: /devices: 9 devices, more than the limit of 8 (the test's limit)");
+}
+
+TEST_CASE("fuzz finding: torus2d [3, 531] reads as 1593 devices, and a device limit rejects it at /shape") {
+  // The topology_json fuzz target timed out on this input (fuzz/corpus/topology_json/
+  // timeout-torus2d-1593.json): its harness round-tripped all 1593 devices through the matrix
+  // form. The harness now reads with a 256-device limit.
+  const std::string text = R"({"format": "devplace.topology/1", "generator": "torus2d", "shape": [3,531], "memory_bytes": 1000000000040})";
+  const auto t = io::read_topology_json_text(text, "t.json");
+  CHECK(t.num_devices() == 1593);
+  CHECK(t.device_memory_bytes(0) == doctest::Approx(1000000000040.0));
+  std::string what;
+  try {
+    (void)io::read_topology_json_text(text, "t.json", {.max = 256, .reason = "fuzz cap"});
+  } catch (const io::input_error& e) {
+    what = e.what();
+  }
+  CHECK(what == "t.json: /shape: torus2d would have 1593 devices, more than the limit of 256 (fuzz cap)");
+}
+
+TEST_CASE("the mapper rejects a topology above its device limit up front; one below it maps") {
+  // 10^4 devices through the mapper's own limit: an error at /shape, before any matrix.
+  std::string what;
+  try {
+    (void)io::read_topology_json_text(
+        R"({"format": "devplace.topology/1", "generator": "two_level", "shape": [100, 100]})", "t.json",
+        mapper_device_limit);
+  } catch (const io::input_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("t.json: /shape: two_level would have 10000 devices, more than the limit of " +
+                  std::to_string(max_mapper_devices)) == 0);
+  // The library entry point on a topology object: std::invalid_argument before the link tables.
+  const auto big = two_level(max_mapper_devices / 64 + 1, 64);
+  REQUIRE(big.num_devices() > max_mapper_devices);
+  const auto g = chain(4, 1.0, 1e6);
+  const auto sg = make_stage_graph(g, std::vector<std::size_t>{0, 0, 1, 1}, 2, 1);
+  CHECK_THROWS_AS((void)map_devices(sg, big, {.timeout_s = 1}), std::invalid_argument);
+  // Below the limit a mapping is found (two stages on one node: the intra-node link).
+  const auto small = two_level(4, 4);
+  const auto r = map_devices(sg, small, {.cost = cost_choice::p2p, .threads = 1, .timeout_s = 5});
+  REQUIRE(r.has_solution());
+  CHECK(r.optimal);
 }
 
 TEST_CASE("a zero-cost graph partitions with objective 0") {

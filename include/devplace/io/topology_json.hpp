@@ -48,7 +48,10 @@ inline Eigen::MatrixXd read_square(const reader& r, const json& v, const std::st
 
 }  // namespace detail
 
-inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::string& file) {
+/// `limit`: a topology with more devices is an error at /shape, /devices (generator form) or
+/// /devices (matrix form), found before any D x D matrix is built.
+inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::string& file,
+                                          const device_limit& limit = {}) {
   const detail::reader r(file);
   r.object(doc, "");
   r.format(doc, topology_format);
@@ -71,7 +74,7 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
     if (const auto* x = detail::reader::optional(doc, "intra_gbps")) s.intra_gbps = r.positive(*x, "/intra_gbps");
     if (const auto* x = detail::reader::optional(doc, "inter_gbps")) s.inter_gbps = r.positive(*x, "/inter_gbps");
     try {
-      auto t = generate_topology(s);
+      auto t = generate_topology(s, limit);
       if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
       return t;
     } catch (const spec_error& e) {
@@ -81,6 +84,7 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
   const auto& devices = r.array(r.field(doc, "devices", ""), "/devices");
   const std::size_t n = devices.size();
   if (n == 0) r.fail("/devices", "expected at least one device");
+  if (n > limit.max) r.fail("/devices", limit.message(n, true));
   std::vector<double> memory(n);
   std::vector<std::string> names(n);
   for (std::size_t k = 0; k < n; ++k) {
@@ -104,12 +108,13 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
   return t;
 }
 
-inline matrix_topology read_topology_json_text(const std::string& text, const std::string& file) {
-  return topology_from_json(detail::parse_json(text, file), file);
+inline matrix_topology read_topology_json_text(const std::string& text, const std::string& file,
+                                               const device_limit& limit = {}) {
+  return topology_from_json(detail::parse_json(text, file), file, limit);
 }
 
-inline matrix_topology read_topology_json(const std::filesystem::path& path) {
-  return read_topology_json_text(detail::read_text(path), path.string());
+inline matrix_topology read_topology_json(const std::filesystem::path& path, const device_limit& limit = {}) {
+  return read_topology_json_text(detail::read_text(path), path.string(), limit);
 }
 
 inline nlohmann::json topology_to_json(const matrix_topology& t) {

@@ -67,8 +67,27 @@
 #include "devplace/map/symmetry.hpp"
 #include "devplace/status.hpp"
 #include "devplace/topology/concepts.hpp"
+#include "devplace/topology/generators.hpp"
 
 namespace devplace {
+
+/// The most devices the mapper takes. Its precomputation is quadratic to cubic in D before the
+/// search starts: dense link tables (2 D² doubles, plus the topology's own 2 D²), per-device
+/// sorted link rows and signatures, twin and automorphism detection (docs/mapping.md, "Limits").
+/// `map_devices` on a larger topology throws std::invalid_argument before building anything;
+/// `devplace map` and `plan` read topologies with `mapper_device_limit`, so that a larger one is
+/// an input error before its matrices are built.
+inline constexpr std::size_t max_mapper_devices = 1024;
+inline constexpr device_limit mapper_device_limit{
+    max_mapper_devices, "the most devices devplace maps onto: the mapper's tables grow as D^2 and its symmetry detection up to D^3"};
+
+namespace detail {
+inline void check_mapper_devices(std::size_t D) {
+  if (D > max_mapper_devices)
+    throw std::invalid_argument("mapping: the topology has " + std::to_string(D) + " devices, more than the limit of " +
+                                std::to_string(max_mapper_devices) + " (" + std::string(mapper_device_limit.reason) + ")");
+}
+}  // namespace detail
 
 struct mapping_result {
   devplace::status status = status::infeasible;  ///< optimal / feasible / time_limit (with the best mapping found)
@@ -267,6 +286,7 @@ class bracket_search {
 template <mapping_cost_model C>
 [[nodiscard]] mapping_result map_devices(const stage_graph& g, const link_costs& L, const C& model,
                                          const mapper_options& o = {}) {
+  detail::check_mapper_devices(L.devices());
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 
@@ -298,6 +318,7 @@ template <mapping_cost_model C>
 /// Same, on any `device_topology` (copied once into dense link costs).
 template <device_topology T>
 [[nodiscard]] mapping_result map_devices(const stage_graph& g, const T& topology, const mapper_options& o = {}) {
+  detail::check_mapper_devices(devplace::num_devices(topology));
   const link_costs L(topology);
   return map_devices(g, L, o);
 }
@@ -305,6 +326,7 @@ template <device_topology T>
 template <device_topology T, mapping_cost_model C>
 [[nodiscard]] mapping_result map_devices(const stage_graph& g, const T& topology, const C& model,
                                          const mapper_options& o = {}) {
+  detail::check_mapper_devices(devplace::num_devices(topology));
   const link_costs L(topology);
   return map_devices(g, L, model, o);
 }

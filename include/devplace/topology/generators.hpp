@@ -19,6 +19,7 @@
 /// 1 GB/s = 1024/10^6 MB/us). Random generators use splitmix64 and their own conversion of 53
 /// random bits to [0, 1), so the same seed gives the same matrix on every platform. Node sizes of
 /// the random_blk families are drawn uniformly from {1..8} until they cover D (the last clipped).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -72,6 +73,23 @@ inline constexpr double default_device_memory_bytes = 34359738368.0;  // 32 GiB
 /// The most devices `generate_topology` builds (its matrices take 16 D^2 bytes: 4 GiB at the cap);
 /// a larger shape or device count is a `spec_error`, never an overflowing product or a huge allocation.
 inline constexpr std::size_t max_generated_devices = 16384;
+
+/// A lower cap on the devices of a topology being generated or read, and what imposes it (said in
+/// the error): `devplace map` and `plan` read with the mapper's limit (map/mapper.hpp), so that a
+/// topology too large for them is rejected before its D x D matrices are built.
+struct device_limit {
+  std::size_t max = max_generated_devices;
+  std::string_view reason;  ///< appended to the error, e.g. "the limit of devplace map"
+
+  /// "N devices, more than the limit of M (reason)"; without an exact N (an overflowing shape),
+  /// "more than the limit of M devices (reason)".
+  [[nodiscard]] std::string message(std::size_t devices, bool exact) const {
+    std::string m = exact ? std::to_string(devices) + " devices, more than the limit of " + std::to_string(max)
+                          : "more than the limit of " + std::to_string(max) + " devices";
+    if (!reason.empty()) m += " (" + std::string(reason) + ")";
+    return m;
+  }
+};
 
 /// Bandwidth in GB/s of a mesh/torus link spanning `hops` hops (Parmesan table IX; the printed
 /// overlap at 31 resolved as 21–30 → 0.088, 31–51 → 0.078, ≥ 52 → 0.068).
@@ -336,7 +354,8 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
 }
 
 /// Expands a generator specification. Throws `spec_error` naming the offending field.
-[[nodiscard]] inline matrix_topology generate_topology(const generator_spec& s) {
+[[nodiscard]] inline matrix_topology generate_topology(const generator_spec& s, const device_limit& limit = {}) {
+  const std::size_t cap = std::min(limit.max, max_generated_devices);
   const double mem = s.memory_bytes.value_or(default_device_memory_bytes);
   const double lat = s.latency_us.value_or(0.0);
   if (s.memory_bytes) detail::check_positive("memory_bytes", mem);
@@ -361,12 +380,16 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
   const std::string& g = s.generator;
   auto capped = [&](std::vector<std::size_t> sh, std::size_t per_entry, const char* field) {
     std::size_t n = per_entry;
+    bool over = false;  // n is then only a lower bound of the product
     for (auto x : sh) {
-      if (x != 0 && n > max_generated_devices / x) n = max_generated_devices + 1;
+      if (x != 0 && n > max_generated_devices / x) n = max_generated_devices + 1, over = true;
       else n *= x;
     }
-    if (n > max_generated_devices)
-      throw spec_error(field, g + " would have more than " + std::to_string(max_generated_devices) + " devices");
+    if (n > cap) {
+      if (cap == max_generated_devices && limit.reason.empty())
+        throw spec_error(field, g + " would have more than " + std::to_string(max_generated_devices) + " devices");
+      throw spec_error(field, g + " would have " + device_limit{cap, limit.reason}.message(over ? cap : n, !over));
+    }
     return sh;
   };
   if (g == "two_level") {

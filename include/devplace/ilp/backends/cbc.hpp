@@ -1,8 +1,9 @@
 #pragma once
 /// \file ilp/backends/cbc.hpp
-/// `cbc_solver`: solves an `ilp::model` with COIN-OR CBC through its C API (Cbc_C_Interface.h,
-/// which runs the same driver as the `cbc` program). This is the only devplace header that
-/// includes a CBC header; link the target `devplace::cbc` (it defines DEVPLACE_HAS_CBC=1).
+/// `cbc_solver`: solves an `ilp::model` with COIN-OR CBC through its C++ interface (CbcModel over
+/// OsiClpSolverInterface, run by CbcMain1: the same driver as the `cbc` program and as CBC's C
+/// interface). This is the only devplace header that includes a CBC header; link the target
+/// `devplace::cbc` (it defines DEVPLACE_HAS_CBC=1).
 ///
 ///   #include <devplace/ilp/backends/cbc.hpp>
 ///   auto sol = devplace::ilp::cbc_solver{}.solve(m, {.time_limit_s = 10, .threads = 2});
@@ -17,15 +18,30 @@
 ///     restores CBC's default for experiments; results are then not to be trusted as proofs.
 ///   * cuts on (CBC's default); `cuts = false` switches every cut generator off.
 ///   * a MIP start (`solve_options::start`): its integer columns go to Cbc_setMIPStartI.
-///   * threads, time limit (wall clock: timeMode elapsed) and relative gap from `solve_options`; the log is silent unless
+///   * threads, time limit and relative gap from `solve_options`; the log is silent unless
 ///     `verbose`.
+///   * the time limit is a wall-clock deadline from the start of `solve`. CBC's own limit
+///     (`-sec`, timeMode elapsed) is only checked between its phases: its root LP relaxation (and
+///     every other LP it solves) ran to the end whatever the limit (33-44 s under a 2 s limit on
+///     a 52 609-column mapping model). A Clp event handler on the solver ends any simplex run once
+///     the deadline has passed (`detail::cbc_deadline`), and a limited solve uses the dual simplex
+///     for its LPs (Clp's automatic choice may start with the "idiot" crash, which runs for
+///     seconds without an event). Hence the C++ interface: the C one gives no access to Clp.
 /// Status: `optimal` only when CBC proved optimality and did not stop on the gap; a time limit
-/// gives `time_limit` with the incumbent, if any. `best_bound` is CBC's best possible objective.
+/// gives `time_limit` with the incumbent, if any (and no bound when an LP was cut short, since
+/// CBC's bound then comes from an unfinished relaxation). `best_bound` is CBC's best possible objective.
 /// One `solve` call owns its CBC model; do not run CBC solves from several threads at once (its
 /// driver keeps global state).
-#include <coin/Cbc_C_Interface.h>
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
+#include <coin/ClpEventHandler.hpp>
+#include <coin/ClpSimplex.hpp>
+#include <coin/ClpSolve.hpp>
+#include <coin/CoinError.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
@@ -41,6 +57,31 @@
 
 namespace devplace::ilp {
 
+namespace detail {
+
+/// Ends every Clp simplex run (the root relaxation, the LPs of cuts, heuristics and nodes) at the
+/// end of the first iteration after `deadline`. CBC clones the solver, and with it this handler,
+/// wherever it copies a model: the clones share `fired`, which records that an LP was cut short.
+class cbc_deadline final : public ClpEventHandler {
+ public:
+  using clock = std::chrono::steady_clock;
+  cbc_deadline(clock::time_point deadline, std::shared_ptr<std::atomic<bool>> fired)
+      : deadline_(deadline), fired_(std::move(fired)) {}
+  int event(Event e) override {
+    if (e != endOfIteration) return -1;
+    if (clock::now() < deadline_) return -1;
+    fired_->store(true, std::memory_order_relaxed);
+    return 0;  // >= 0: Clp stops with problem status 5 ("stopped by event handler")
+  }
+  [[nodiscard]] ClpEventHandler* clone() const override { return new cbc_deadline(*this); }
+
+ private:
+  clock::time_point deadline_;
+  std::shared_ptr<std::atomic<bool>> fired_;
+};
+
+}  // namespace detail
+
 struct cbc_solver {
   bool preprocess = false;  ///< CBC's integer preprocessing; off by default (see the file comment)
   bool cuts = true;         ///< CBC's cut generators
@@ -48,15 +89,20 @@ struct cbc_solver {
   [[nodiscard]] static constexpr const char* name() noexcept { return "cbc"; }
 
   [[nodiscard]] solution solve(const model& m, const solve_options& o = {}) const {
-    const auto t0 = std::chrono::steady_clock::now();
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
     solution sol;
     sol.solver = "cbc";
     const auto finish = [&]() -> solution {
-      sol.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      sol.time_s = std::chrono::duration<double>(clock::now() - t0).count();
       return sol;
     };
     const int n = static_cast<int>(m.num_vars()), r = static_cast<int>(m.num_rows());
     auto fin = [](double x) { return x == infinity ? DBL_MAX : x == -infinity ? -DBL_MAX : x; };
+    const bool limited = std::isfinite(o.time_limit_s) && o.time_limit_s < 1e9;
+    const auto deadline = limited ? t0 + std::chrono::duration_cast<clock::duration>(
+                                             std::chrono::duration<double>(std::max(0.0, o.time_limit_s)))
+                                  : clock::time_point::max();
 
     // Column-wise (CSC) matrix.
     std::vector<CoinBigIndex> start(static_cast<std::size_t>(n) + 1, 0);
@@ -87,79 +133,143 @@ struct cbc_solver {
       rub[static_cast<std::size_t>(i)] = row.rel == relation::greater_equal ? DBL_MAX : row.rhs;
     }
 
-    std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> cbc(Cbc_newModel(), &Cbc_deleteModel);
-    if (!cbc) {
-      sol.message = "Cbc_newModel failed";
-      return finish();
-    }
-    Cbc_loadProblem(cbc.get(), n, r, start.data(), index.data(), value.data(), lb.data(), ub.data(), obj.data(),
-                    rlb.data(), rub.data());
+    OsiClpSolverInterface lp;
+    lp.messageHandler()->setLogLevel(o.verbose ? 1 : 0);
+    lp.getModelPtr()->setLogLevel(o.verbose ? 1 : 0);
+    lp.loadProblem(n, r, start.data(), index.data(), value.data(), lb.data(), ub.data(), obj.data(), rlb.data(),
+                   rub.data());
     for (int j = 0; j < n; ++j)
-      if (m.is_integral(static_cast<std::size_t>(j))) Cbc_setInteger(cbc.get(), j);
-    Cbc_setObjSense(cbc.get(), m.sense() == objective_sense::minimize ? 1.0 : -1.0);
-    if (o.start.size() == m.num_vars()) {  // CBC takes the integer columns and computes the rest
-      std::vector<int> idx;
-      std::vector<double> val;
-      for (int j = 0; j < n; ++j)
-        if (m.is_integral(static_cast<std::size_t>(j))) {
-          idx.push_back(j);
-          val.push_back(std::round(o.start[static_cast<std::size_t>(j)]));
-        }
-      if (!idx.empty()) Cbc_setMIPStartI(cbc.get(), static_cast<int>(idx.size()), idx.data(), val.data());
+      if (m.is_integral(static_cast<std::size_t>(j))) lp.setInteger(j);
+    lp.setObjSense(m.sense() == objective_sense::minimize ? 1.0 : -1.0);
+    auto fired = std::make_shared<std::atomic<bool>>(false);
+    if (limited) {
+      const detail::cbc_deadline handler(deadline, fired);
+      lp.getModelPtr()->passInEventHandler(&handler);  // copied in
+      // Clp's automatic choice starts a large LP with its "idiot" crash, which runs for seconds
+      // without an event (2.3 s of the root LP of the 52 609-column mapping model): with a limit,
+      // the dual simplex (after presolve), whose every iteration the handler sees.
+      ClpSolve dual;
+      dual.setSolveType(ClpSolve::useDual);
+      dual.setPresolveType(ClpSolve::presolveOn);
+      lp.setSolveOptions(dual);
     }
-    Cbc_setLogLevel(cbc.get(), o.verbose ? 1 : 0);
-    Cbc_setParameter(cbc.get(), "log", o.verbose ? "1" : "0");
-    Cbc_setParameter(cbc.get(), "slog", o.verbose ? "1" : "0");
-    if (!preprocess) Cbc_setParameter(cbc.get(), "preprocess", "off");
-    if (!cuts) Cbc_setParameter(cbc.get(), "cuts", "off");
-    if (o.threads > 1) Cbc_setParameter(cbc.get(), "threads", std::to_string(o.threads).c_str());
-    if (std::isfinite(o.time_limit_s)) {
-      // CBC measures its limit in CPU seconds by default, which with threads (or a busy machine)
-      // is not the wall-clock limit solve_options promises.
-      Cbc_setParameter(cbc.get(), "timeMode", "elapsed");
-      Cbc_setMaximumSeconds(cbc.get(), std::max(0.0, o.time_limit_s));
-    }
-    if (o.relative_gap > 0) Cbc_setAllowableFractionGap(cbc.get(), o.relative_gap);
-
-    Cbc_solve(cbc.get());
 
     const double constant = m.objective_constant();
-    const double* x = Cbc_bestSolution(cbc.get());
-    if (x == nullptr && m.num_integral() == 0 && Cbc_isProvenOptimal(cbc.get())) x = Cbc_getColSolution(cbc.get());
-    if (x != nullptr) {
-      sol.values.assign(x, x + n);
+    const bool mip = m.num_integral() > 0;
+    CbcModel cbc(lp);  // clones the solver (and its event handler)
+    std::vector<double> x;
+    try {
+      if (!mip) {
+        // As CBC's C interface: an LP goes to Clp alone.
+        cbc.solver()->initialSolve();
+      } else {
+        if (o.start.size() == m.num_vars()) {  // CBC takes the integer columns (by name) and computes the rest
+          std::vector<std::string> names;
+          std::vector<double> vals;
+          for (int j = 0; j < n; ++j)
+            if (m.is_integral(static_cast<std::size_t>(j))) {
+              names.push_back(cbc.solver()->getColName(j));
+              vals.push_back(std::round(o.start[static_cast<std::size_t>(j)]));
+            }
+          std::vector<const char*> cnames;
+          for (const auto& s : names) cnames.push_back(s.c_str());
+          if (!cnames.empty()) cbc.setMIPStart(static_cast<int>(cnames.size()), cnames.data(), vals.data());
+        }
+        CbcSolverUsefulData data;
+        data.noPrinting_ = !o.verbose;
+        data.useSignalHandler_ = false;  // devplace's own signal handling stays in place
+        CbcMain0(cbc, data);
+        cbc.setLogLevel(o.verbose ? 1 : 0);
+        std::vector<std::string> args{"devplace", "-log", o.verbose ? "1" : "0", "-slog", o.verbose ? "1" : "0"};
+        if (!preprocess) args.insert(args.end(), {"-preprocess", "off"});
+        if (!cuts) args.insert(args.end(), {"-cuts", "off"});
+        if (o.threads > 1) args.insert(args.end(), {"-threads", std::to_string(o.threads)});
+        if (limited) {
+          // CBC measures its limit in CPU seconds by default, which with threads (or a busy machine)
+          // is not the wall-clock limit solve_options promises; it counts from its own start.
+          const double left = std::chrono::duration<double>(deadline - clock::now()).count();
+          args.insert(args.end(), {"-timeMode", "elapsed", "-sec", std::to_string(std::max(0.0, left))});
+        }
+        if (o.relative_gap > 0) args.insert(args.end(), {"-ratioGap", std::to_string(o.relative_gap)});
+        args.insert(args.end(), {"-solve", "-quit"});
+        std::vector<const char*> argv;
+        for (const auto& a : args) argv.push_back(a.c_str());
+        CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, nullptr, data);
+      }
+    } catch (const CoinError& e) {
+      sol.status = solve_status::error;
+      sol.message = "CBC: " + e.className() + "::" + e.methodName() + ": " + e.message();
+      return finish();
+    }
+    const bool cut_short = fired->load(std::memory_order_relaxed) || (limited && clock::now() >= deadline);
+
+    if (mip) {
+      if (const double* b = cbc.bestSolution(); b != nullptr) x.assign(b, b + n);
+    } else if (cbc.solver()->isProvenOptimal()) {
+      const double* c = cbc.solver()->getColSolution();
+      x.assign(c, c + n);
+    }
+    if (!x.empty()) {
+      sol.values = std::move(x);
       for (int j = 0; j < n; ++j)
         if (m.is_integral(static_cast<std::size_t>(j))) sol.values[static_cast<std::size_t>(j)] = std::round(sol.values[static_cast<std::size_t>(j)]);
       sol.objective = m.objective_value(sol.values);
     }
-    const double bound = Cbc_getBestPossibleObjValue(cbc.get());
-    if (std::isfinite(bound) && std::abs(bound) < 1e300) sol.best_bound = bound + constant;
-    const int secondary = Cbc_secondaryStatus(cbc.get());
-    if (Cbc_isProvenInfeasible(cbc.get()) && x == nullptr) {
-      sol.status = solve_status::infeasible;
-    } else if (Cbc_isContinuousUnbounded(cbc.get()) && x == nullptr) {
-      sol.status = solve_status::unbounded;
-      sol.message = "the LP relaxation is unbounded";
-    } else if (Cbc_isSecondsLimitReached(cbc.get()) || secondary == 4) {
-      sol.status = solve_status::time_limit;
-    } else if (Cbc_isAbandoned(cbc.get())) {
-      sol.status = solve_status::error;
-      sol.message = "CBC abandoned the search (numerical difficulties)";
-    } else if (Cbc_isProvenOptimal(cbc.get()) && x != nullptr) {
-      sol.status = secondary == 2 ? solve_status::feasible : solve_status::optimal;
-      if (sol.status == solve_status::optimal) sol.best_bound = sol.objective;
-    } else if (x != nullptr) {
-      sol.status = solve_status::feasible;
+    const bool have = sol.has_values();
+    if (!mip) {
+      const auto* s = cbc.solver();
+      if (s->isProvenOptimal()) {
+        sol.status = solve_status::optimal;
+        sol.best_bound = sol.objective;
+      } else if (cut_short) {
+        sol.status = solve_status::time_limit;
+      } else if (s->isProvenPrimalInfeasible()) {
+        sol.status = solve_status::infeasible;
+      } else if (s->isProvenDualInfeasible()) {
+        sol.status = solve_status::unbounded;
+        sol.message = "the LP is unbounded";
+      } else {
+        sol.status = solve_status::error;
+        sol.message = "Clp ended with status " + std::to_string(lp_status(cbc)) + " and no solution";
+      }
     } else {
-      sol.status = solve_status::error;
-      sol.message = "CBC ended with status " + std::to_string(Cbc_status(cbc.get())) + ", secondary status " +
-                    std::to_string(secondary) + " and no solution";
+      const double bound = cbc.getBestPossibleObjValue();
+      if (!fired->load(std::memory_order_relaxed) && std::isfinite(bound) && std::abs(bound) < 1e300)
+        sol.best_bound = bound + constant;
+      const int secondary = cbc.secondaryStatus();
+      const bool proved = cbc.isProvenOptimal() && !fired->load(std::memory_order_relaxed);
+      if (proved && have) {
+        sol.status = secondary == 2 ? solve_status::feasible : solve_status::optimal;
+        if (sol.status == solve_status::optimal) sol.best_bound = sol.objective;
+      } else if (cut_short || cbc.isSecondsLimitReached() || secondary == 4) {
+        sol.status = solve_status::time_limit;
+      } else if (cbc.isProvenInfeasible() && !have) {
+        sol.status = solve_status::infeasible;
+      } else if (cbc.isContinuousUnbounded() && !have) {
+        sol.status = solve_status::unbounded;
+        sol.message = "the LP relaxation is unbounded";
+      } else if (cbc.isAbandoned()) {
+        sol.status = solve_status::error;
+        sol.message = "CBC abandoned the search (numerical difficulties)";
+      } else if (have) {
+        sol.status = solve_status::feasible;
+      } else {
+        sol.status = solve_status::error;
+        sol.message = "CBC ended with status " + std::to_string(cbc.status()) + ", secondary status " +
+                      std::to_string(secondary) + " and no solution";
+      }
     }
-    if (x != nullptr) detail::clamp_bound(m, sol);
-    if (!sol.has_values() && n > 0 && sol.status != solve_status::time_limit)
+    if (have) detail::clamp_bound(m, sol);
+    if (!have && n > 0 && sol.status != solve_status::time_limit)
       sol.best_bound = std::numeric_limits<double>::quiet_NaN();
     detail::keep_start(m, o, sol);
     return finish();
+  }
+
+ private:
+  static int lp_status(CbcModel& cbc) {
+    auto* clp = dynamic_cast<OsiClpSolverInterface*>(cbc.solver());
+    return clp != nullptr ? clp->getModelPtr()->status() : -1;
   }
 };
 
