@@ -12,7 +12,8 @@
 /// Propagators (all sound: a removed value has no valid completion):
 ///  - eq. 2: bounds consistency along every edge;
 ///  - eq. 3: with m = max lower bound, every chip d < m needs an operator: none left fails, one
-///    left is fixed to d;
+///    left is fixed to d; in every window of chips below m, the chips no fixed operator covers
+///    need as many runs of unfixed domains meeting the window (Hall, relaxed to runs);
 ///  - eq. 4: fail when a chip edge a -> b has another path a ~> c ~> b; forward-check an edge with
 ///    one fixed endpoint against (i) an existing other path, (ii) making a second path for an
 ///    existing chip edge, (iii) the between lemma with fixed ancestors / descendants; and when an
@@ -362,6 +363,39 @@ class basic_constraint_engine {
     return true;
   }
 
+  /// eq. 3 by windows: chips 0 .. m-1 must all be used (an operator sits at >= m). In every
+  /// window [x, y] of them, the chips no fixed operator covers need distinct unfixed operators
+  /// whose domain meets the window; the maximal runs of consecutive chips of the unfixed domains
+  /// that meet it are at least as many (Hall's condition, relaxed to runs: sound).
+  bool windows_coverable(std::size_t m) {
+    start_gt_.assign(m + 1, 0), end_lt_.assign(m + 1, 0);
+    std::size_t runs = 0;
+    for (const auto& d : dom_) {
+      if (single(d) || low(d) >= m) continue;
+      for_each_chip(d, [&](std::size_t c) {
+        const bool starts = c == 0 || !has_chip(d, c - 1), ends = !has_chip(d, c + 1);
+        if (starts) ++runs, ++start_gt_[std::min(c, m)];  // histogram of run starts (capped at m)
+        if (ends && c + 1 < m) ++end_lt_[c + 1];          // histogram of run ends + 1
+      });
+    }
+    // start_gt_[y]: runs starting after y; end_lt_[x]: runs ending before x
+    std::size_t acc = 0;
+    for (std::size_t y = m + 1; y-- > 0;) {
+      const std::size_t here = start_gt_[y];
+      start_gt_[y] = acc;
+      acc += here;
+    }
+    for (std::size_t x = 1; x <= m; ++x) end_lt_[x] += end_lt_[x - 1];
+    for (std::size_t x = 0; x < m; ++x) {
+      std::size_t need = 0;
+      for (std::size_t y = x; y < m; ++y) {
+        need += cnt_fixed_[y] == 0;
+        if (need > runs - start_gt_[y] - end_lt_[x]) return false;
+      }
+    }
+    return true;
+  }
+
   /// eq. 3: chips below the highest lower bound must all keep an operator; and counting: the
   /// chips below the highest fixed chip that no fixed operator covers need distinct unfixed
   /// operators, and an unfixed operator on chip c needs the others to cover what is empty below c.
@@ -374,6 +408,7 @@ class basic_constraint_engine {
         for (std::size_t u = 0; u < n_; ++u)
           if (has_chip(dom_[u], d)) return restrict(u, bit(d));
     }
+    if (m >= 2 && !windows_coverable(m)) return false;
     std::size_t fixed = 0, top = 0;
     Mask covered{};
     for (std::size_t d = 0; d < C_; ++d)
@@ -405,7 +440,7 @@ class basic_constraint_engine {
   std::vector<Mask> dom_, anc_chips_, desc_chips_;
   std::vector<Mask> ed_, R_, RC_, F_, FC_;
   std::vector<std::uint32_t> cnt_, cnt_fixed_;
-  std::vector<std::size_t> avail_;
+  std::vector<std::size_t> avail_, start_gt_, end_lt_;
   std::vector<std::size_t> span_u_, span_v_, spanq_;       // edges with operators between
   std::vector<Mask> span_chips_;                     // chips of fixed operators between
   std::vector<std::vector<std::size_t>> incident_;        // span edges by endpoint
