@@ -130,7 +130,9 @@ inline void register_mcm(CLI::App& app) {
     s->add_option("--format", a->format, "Graph format")
         ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))
         ->capture_default_str();
-    s->add_option("--chips,-C", a->chips, "Chips C (1..64)")->required()->check(CLI::Range(1, 64));
+    s->add_option("--chips,-C", a->chips, "Chips C (1..1024)")
+        ->required()
+        ->check(CLI::Range(std::size_t{1}, mcm::max_engine_chips));
   };
   auto* v = cmd->add_subcommand("validate", "Check a plan's stage_of against eq. 2-4 (exit 1 when invalid)");
   common(v);

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <vector>
 
 #include "devplace/io/read_graph.hpp"
 #include "devplace/mcm/broadcast.hpp"
@@ -60,4 +63,51 @@ TEST_CASE("mcm: BERT-Large goes from 4 to about 27 usable chips with the mask co
   CHECK(after.bottleneck == doctest::Approx(2.716).epsilon(0.001));
   CHECK(after.bottleneck * 5 < before.bottleneck);
   CHECK(mcm::validate(r.graph, std::span<const int>(after.chip_of), 36).valid());
+}
+
+TEST_CASE("mcm: unmodified BERT-Large has a valid partition on all 36 chips (a witness the engine found)") {
+  // docs/mcm.md (B4): without the replicated mask cone the engine falls back on most repairs at
+  // C = 36; this witness (found by SAMPLE, seed 7) shows that the fallback is not forced by the
+  // rules: eq. 2-4 admit K = 36. The span expand_2 -> scaled_dot_product_attention_23 still sits on
+  // two chips (the span rule).
+  const auto p = std::filesystem::path(DEVPLACE_SOURCE_DIR) / "examples" / "data" / "bert_large_mbs4.json";
+  const auto wp = std::filesystem::path(DEVPLACE_SOURCE_DIR) / "test" / "mcm" / "bert_large_c36_witness.txt";
+  if (!devplace::test::require_path(p) || !devplace::test::require_path(wp)) return;
+  const auto g = devplace::io::read_graph(p);
+  std::ifstream in(wp);
+  std::vector<int> f;
+  for (int c; in >> c;) f.push_back(c);
+  REQUIRE(f.size() == g.num_vertices());
+  const auto v = mcm::validate(g, std::span<const int>(f), 36);
+  CHECK(v.valid());
+  CHECK(v.chips_used == 36);
+  std::size_t mask = g.num_vertices(), last = g.num_vertices();
+  for (std::size_t u = 0; u < g.num_vertices(); ++u) {
+    if (g.op(u).name == "expand_2") mask = u;
+    if (g.op(u).name == "scaled_dot_product_attention_23") last = u;
+  }
+  REQUIRE(mask < g.num_vertices());
+  REQUIRE(last < g.num_vertices());
+  // the operators between the two, found by a forward and a backward search
+  std::vector<char> down(g.num_vertices(), 0), up(g.num_vertices(), 0);
+  std::vector<std::size_t> st{mask};
+  while (!st.empty()) {
+    const auto x = st.back();
+    st.pop_back();
+    for (auto y : devplace::out_edges(g, x))
+      if (!down[static_cast<std::size_t>(y)]) down[static_cast<std::size_t>(y)] = 1, st.push_back(static_cast<std::size_t>(y));
+  }
+  st = {last};
+  while (!st.empty()) {
+    const auto x = st.back();
+    st.pop_back();
+    for (auto y : devplace::in_edges(g, x))
+      if (!up[static_cast<std::size_t>(y)]) up[static_cast<std::size_t>(y)] = 1, st.push_back(static_cast<std::size_t>(y));
+  }
+  std::set<int> span_chips{f[mask], f[last]};
+  std::size_t between = 0;
+  for (std::size_t u = 0; u < g.num_vertices(); ++u)
+    if (down[u] && up[u]) ++between, span_chips.insert(f[u]);
+  CHECK(between == 529);
+  CHECK(span_chips.size() <= 2);
 }

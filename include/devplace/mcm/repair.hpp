@@ -45,7 +45,8 @@ struct repair_result {
 
 namespace detail {
 
-inline std::vector<std::size_t> make_order(const constraint_engine& e, node_order o, random_engine& rng) {
+template <class Engine>
+std::vector<std::size_t> make_order(const Engine& e, node_order o, random_engine& rng) {
   if (o == node_order::random) return random_permutation(rng, e.num_vertices());
   auto t = topological_sort(e.graph()).order;
   if (o == node_order::reverse_topological) std::reverse(t.begin(), t.end());
@@ -54,25 +55,29 @@ inline std::vector<std::size_t> make_order(const constraint_engine& e, node_orde
 
 /// A chip of `dom` drawn from row u of P restricted to dom (uniform when P is empty or has no
 /// mass on dom).
-inline int draw_chip(const Eigen::MatrixXd& P, std::size_t u, chip_mask dom, random_engine& rng) {
-  if (P.size() == 0 || !(dom & (dom - 1))) return P.size() == 0 ? uniform_bit(rng, dom) : std::countr_zero(dom);
+template <class Mask>
+int draw_chip(const Eigen::MatrixXd& P, std::size_t u, const Mask& dom, random_engine& rng) {
+  if (P.size() == 0 || single_chip(dom)) return P.size() == 0 ? uniform_bit(rng, dom) : static_cast<int>(lowest_chip(dom));
+  const auto row = static_cast<Eigen::Index>(u);
   double sum = 0;
-  for (chip_mask x = dom; x; x &= x - 1) sum += P(static_cast<Eigen::Index>(u), std::countr_zero(x));
+  for_each_chip(dom, [&](std::size_t c) { sum += P(row, static_cast<Eigen::Index>(c)); });
   if (!(sum > 0)) return uniform_bit(rng, dom);
   double r = uniform01(rng) * sum;
   int last = 0;
-  for (chip_mask x = dom; x; x &= x - 1) {
-    last = std::countr_zero(x);
-    r -= P(static_cast<Eigen::Index>(u), last);
-    if (r < 0) return last;
-  }
+  bool done = false;
+  for_each_chip(dom, [&](std::size_t c) {
+    if (done) return;
+    last = static_cast<int>(c);
+    r -= P(row, static_cast<Eigen::Index>(c));
+    done = r < 0;
+  });
   return last;
 }
 
 /// Common driver: `step(i, order)` makes the decision at depth i and returns the new depth;
 /// `goal` is the depth at which the partition is complete.
-template <class Step>
-repair_result drive(constraint_engine& e, random_engine& rng, const repair_options& o, std::size_t goal,
+template <class Engine, class Step>
+repair_result drive(Engine& e, random_engine& rng, const repair_options& o, std::size_t goal,
                     std::span<const int> fallback, Step&& step) {
   repair_result r;
   const std::size_t bt0 = e.backtracks();
@@ -111,7 +116,8 @@ repair_result drive(constraint_engine& e, random_engine& rng, const repair_optio
   return r;
 }
 
-inline void check_fallback(const constraint_engine& e, std::span<const int> fallback) {
+template <class Engine>
+void check_fallback(const Engine& e, std::span<const int> fallback) {
   if (!fallback.empty() && fallback.size() != e.num_vertices())
     throw std::invalid_argument("mcm::repair: the fallback has " + std::to_string(fallback.size()) +
                                 " entries, the graph " + std::to_string(e.num_vertices()));
@@ -119,9 +125,11 @@ inline void check_fallback(const constraint_engine& e, std::span<const int> fall
 
 }  // namespace detail
 
-/// Algorithm 1 (SAMPLE). `P` is N x C (rows need not be normalised; an empty matrix is the
-/// uniform distribution). Throws std::invalid_argument on a P of the wrong shape.
-inline repair_result repair_sample(constraint_engine& e, const Eigen::MatrixXd& P, random_engine& rng,
+/// Algorithm 1 (SAMPLE) on a `constraint_engine` or `wide_constraint_engine`. `P` is N x C (rows
+/// need not be normalised; an empty matrix is the uniform distribution). Throws
+/// std::invalid_argument on a P of the wrong shape.
+template <class Mask>
+repair_result repair_sample(basic_constraint_engine<Mask>& e, const Eigen::MatrixXd& P, random_engine& rng,
                                    const repair_options& o = {}, std::span<const int> fallback = {}) {
   const std::size_t N = e.num_vertices();
   if (P.size() != 0 && (static_cast<std::size_t>(P.rows()) != N || static_cast<std::size_t>(P.cols()) != e.chips()))
@@ -130,12 +138,13 @@ inline repair_result repair_sample(constraint_engine& e, const Eigen::MatrixXd& 
   return detail::drive(e, rng, o, N, fallback, [&](std::size_t i, const std::vector<std::size_t>& order) {
     const std::size_t u = order[i];
     const int c = detail::draw_chip(P, u, e.get_domain(u), rng);
-    return e.set_domain(u, chip_bit(static_cast<std::size_t>(c)));
+    return e.set_domain(u, mask_traits<Mask>::bit(static_cast<std::size_t>(c)));
   });
 }
 
 /// Algorithm 2 (FIX). `y` has one chip per operator, each in 0 .. C-1.
-inline repair_result repair_fix(constraint_engine& e, std::span<const int> y, random_engine& rng,
+template <class Mask>
+repair_result repair_fix(basic_constraint_engine<Mask>& e, std::span<const int> y, random_engine& rng,
                                 const repair_options& o = {}, std::span<const int> fallback = {}) {
   const std::size_t N = e.num_vertices();
   if (y.size() != N) throw std::invalid_argument("mcm::repair_fix: y must have one chip per operator");
@@ -145,12 +154,12 @@ inline repair_result repair_fix(constraint_engine& e, std::span<const int> y, ra
   detail::check_fallback(e, fallback);
   auto r = detail::drive(e, rng, o, 2 * N, fallback, [&](std::size_t i, const std::vector<std::size_t>& order) {
     const std::size_t u = order[i % N];
-    const chip_mask D = e.get_domain(u);
+    const Mask D = e.get_domain(u);
     if (i < N) {
-      const chip_mask want = chip_bit(static_cast<std::size_t>(y[u]));
-      return e.set_domain(u, (D & want) ? want : D);
+      const auto c = static_cast<std::size_t>(y[u]);
+      return e.set_domain(u, has_chip(D, c) ? mask_traits<Mask>::bit(c) : D);
     }
-    return e.set_domain(u, chip_bit(static_cast<std::size_t>(uniform_bit(rng, D))));
+    return e.set_domain(u, mask_traits<Mask>::bit(static_cast<std::size_t>(uniform_bit(rng, D))));
   });
   for (std::size_t u = 0; u < N; ++u) r.changed += r.chip_of[u] != y[u];
   return r;

@@ -73,16 +73,9 @@ std::vector<double> chain_weights(const G& g) {
   return w;
 }
 
-}  // namespace detail
-
-/// Runs the loop. Throws std::invalid_argument on samples == 0, a chip count of the topology
-/// outside 1..64, or a baseline of the wrong size / invalid.
-template <dag G, policy Policy, evaluator Eval>
-[[nodiscard]] search_result search(const G& g, const chip_topology& mcm, Policy& pol, const Eval& eval,
-                                   const search_options& o = {}) {
-  if (o.samples == 0) throw std::invalid_argument("mcm::search: samples must be >= 1");
-  const std::size_t C = mcm.chips();
-  constraint_engine engine(g, C);
+template <dag G, class Engine, policy Policy, evaluator Eval>
+search_result search_with(const G& g, Engine& engine, Policy& pol, const Eval& eval, const search_options& o) {
+  const std::size_t C = engine.chips();
   const std::size_t N = engine.num_vertices();
   std::vector<int> base = o.baseline;
   if (base.empty()) base = chain_dp(engine.graph(), detail::chain_weights(g), {.chips = C}).chip_of;
@@ -129,6 +122,18 @@ template <dag G, policy Policy, evaluator Eval>
     r.best = be;
   }
   return r;
+}
+
+}  // namespace detail
+
+/// Runs the loop (on the narrowest engine that fits the topology's C chips: `with_engine`).
+/// Throws std::invalid_argument on samples == 0, a chip count of the topology outside
+/// 1 .. max_engine_chips (1024), or a baseline of the wrong size / invalid.
+template <dag G, policy Policy, evaluator Eval>
+[[nodiscard]] search_result search(const G& g, const chip_topology& mcm, Policy& pol, const Eval& eval,
+                                   const search_options& o = {}) {
+  if (o.samples == 0) throw std::invalid_argument("mcm::search: samples must be >= 1");
+  return with_engine(g, mcm.chips(), [&](auto& engine) { return detail::search_with(g, engine, pol, eval, o); });
 }
 
 }  // namespace devplace::mcm
