@@ -421,18 +421,19 @@ void successor_dp_backtrack(const successor_sets& sets, X& x, std::size_t set, s
         return true;
       });
     } else {
+      // The pairs by D′ index, then the first that matches (as many `match` calls as needed).
+      std::vector<std::pair<std::size_t, X>> pairs;
       (void)sets.for_each_subset(set, x, [&](std::size_t sub, X& stage_x) {
-        if (found && sub >= found_sub) return true;
-        if (auto m = match(set, sub, stage_x, k, s)) found = m, found_sub = sub;
+        pairs.emplace_back(sub, stage_x);
         return true;
       });
-      if (found) {
-        (void)sets.for_each_subset(set, x, [&](std::size_t sub, X& stage_x) {
-          if (sub != found_sub) return true;
-          emit(sub, stage_x, *found);
-          return false;
-        });
-      }
+      std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [sub, stage_x] : pairs)
+        if (auto m = match(set, sub, stage_x, k, s)) {
+          found = m, found_sub = sub;
+          emit(sub, stage_x, *m);
+          break;
+        }
     }
     if (!found || found->devices > k || found->units > s)
       throw std::logic_error("successor_dp_backtrack: internal error: no pair matches the DP table");
