@@ -1,10 +1,11 @@
 #pragma once
 // devplace phaze place --graph G --devices K --batch B [--accelerator A.json] [--out plan.json]
-// devplace phaze sweep --cores cores.json --graph G [--threads N] [--out sweep.json]
+// devplace phaze sweep --cores cores.json --graph G [--threads N] [--ilp-time-limit S] [--out sweep.json]
 // PHAZE (docs/phaze.md): `place` estimates the operator latencies on one accelerator (default the
 // TPUv4-like one), schedules every layer (ILP with a time limit when GLPK is there, else the list
 // scheduler) and runs the placement DP over micro-batch sizes, HBM sizes and recomputation;
-// `sweep` runs the architecture search over a cores.json (list scheduling per layer).
+// `sweep` runs the architecture search over a cores.json (list scheduling per layer, or the ILP
+// under --ilp-time-limit).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -40,7 +41,8 @@ inline void add_common(CLI::App* cmd, common_args& a) {
   cmd->add_option("--graph", a.graph, "Operator graph (devplace.graph/1 JSON or another supported format)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--devices,-K", a.devices, "Accelerators K")->check(CLI::PositiveNumber);
   cmd->add_option("--batch,-B", a.batch, "Global batch in samples (B x micro-batch size)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", a.layers, "Layers: contiguous blocks of the topological order")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", a.layers, "Layers when the graph has no layer ids: contiguous blocks of the topological order")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batches", a.micro_batches, "Micro-batch sizes to try")->check(CLI::PositiveNumber);
   cmd->add_option("--hbm-gib", a.hbm_gib, "HBM sizes to try, GiB")->check(CLI::PositiveNumber);
   cmd->add_option("--bandwidth-gbps", a.bandwidth_gbps, "Network bandwidth between accelerators, GB/s")->check(CLI::PositiveNumber);
@@ -100,6 +102,14 @@ inline void print_result(const phaze::architecture_result& r) {
               2 * r.report.layers.size());
 }
 
+/// Which layers the run uses: the graph's own layer ids or equal blocks.
+inline void print_layers(const phaze::layer_split& s) {
+  std::printf("layers           %zu (%s)\n", s.members.size(),
+              s.from_ids ? "the graph's layer ids" : "equal blocks of the topological order");
+}
+
+inline const char* layers_from(const phaze::layer_split& s) { return s.from_ids ? "layer_ids" : "equal_blocks"; }
+
 inline void write_json(const std::string& path, const nlohmann::json& j) {
   if (!path.empty()) io::atomic_write(path, j.dump(2) + "\n");
 }
@@ -127,7 +137,8 @@ inline void register_phaze(CLI::App& app) {
     const auto core = pa->accelerator.empty() ? phaze::tpu_v4_like() : phaze::read_accelerator_json(pa->accelerator);
     auto o = phaze_cmd::architecture(*pa);
     o.workload.scheduling.ilp_time_limit_s = pa->ilp_time_limit;
-    const auto split = phaze::split_layers(g, pa->layers);
+    const auto split = phaze::workload_layers(g, pa->layers);
+    phaze_cmd::print_layers(split);
     phaze::architecture_result r;
 #ifdef DEVPLACE_HAS_GLPK
     if (pa->ilp_time_limit > 0) r = phaze::evaluate_architecture(g, split, core, o, ilp::glpk_solver{});
@@ -142,6 +153,7 @@ inline void register_phaze(CLI::App& app) {
     auto j = phaze_cmd::result_json(r);
     j["format"] = "devplace.phaze.plan/1";
     j["accelerator"] = phaze_cmd::config_json(core);
+    j["layers_from"] = phaze_cmd::layers_from(split);
     phaze_cmd::write_json(pa->out, j);
   });
 
@@ -149,6 +161,7 @@ inline void register_phaze(CLI::App& app) {
     std::string cores;
     std::size_t hysteresis = 6;
     unsigned threads = 1;
+    double ilp_time_limit = 0;
   };
   auto sa = std::make_shared<sweep_args>();
   auto* sweep = cmd->add_subcommand("sweep", "Architecture search over a cores.json (Algorithm 1, hysteresis stop)");
@@ -157,20 +170,34 @@ inline void register_phaze(CLI::App& app) {
   sweep->add_option("--hysteresis", sa->hysteresis, "Stop when the last H area buckets' best throughputs do not increase")
       ->check(CLI::PositiveNumber);
   sweep->add_option("--threads", sa->threads, "Worker threads (0: one per hardware thread)");
+  sweep->add_option("--ilp-time-limit", sa->ilp_time_limit,
+                    "Seconds per layer pass for the scheduling ILP in every configuration (default 0: list scheduling only)")
+      ->check(seconds_validator());
   sweep->callback([sa] {
     const auto g = io::read_graph(sa->graph);
     const auto cores = phaze::read_cores_json(sa->cores);
-    const auto o = phaze_cmd::architecture(*sa);
-    const auto split = phaze::split_layers(g, sa->layers);
+    auto o = phaze_cmd::architecture(*sa);
+    o.workload.scheduling.ilp_time_limit_s = sa->ilp_time_limit;
+    const auto split = phaze::workload_layers(g, sa->layers);
+    phaze_cmd::print_layers(split);
     const bool tty = isatty(fileno(stderr));
+    // One configuration's evaluation: with the ILP (GLPK keeps per-thread state) when a time limit is given.
+    const auto evaluate = [&](const phaze::core_config& c) {
+#ifdef DEVPLACE_HAS_GLPK
+      if (sa->ilp_time_limit > 0) return phaze::evaluate_architecture(g, split, c, o, ilp::glpk_solver{});
+#else
+      if (sa->ilp_time_limit > 0) throw failure("--ilp-time-limit needs GLPK, which this build does not have");
+#endif
+      return phaze::evaluate_architecture(g, split, c, o);
+    };
     phaze::sweep_options so{.hysteresis = sa->hysteresis, .threads = sa->threads};
     if (tty) so.progress = [](std::size_t done, std::size_t total) { std::fprintf(stderr, "\rexplored %zu of %zu", done, total); };
-    const auto eval = [&](const phaze::core_config& c) { return phaze::evaluate_architecture(g, split, c, o).samples_per_s; };
+    const auto eval = [&](const phaze::core_config& c) { return evaluate(c).samples_per_s; };
     const auto r = phaze::sweep_architectures(std::span<const phaze::core_config>(cores), eval, so);
     if (tty) std::fprintf(stderr, "\n");
     if (!r.has_solution()) throw failure(sa->cores + ": no configuration to explore");
     const auto& best = cores[r.best];
-    const auto plan = phaze::evaluate_architecture(g, split, best, o);
+    const auto plan = evaluate(best);
     std::printf("explored         %zu of %zu configurations in %zu area buckets (%s)\n", r.explored.size(), cores.size(),
                 r.bucket_maxima.size(), r.status == status::optimal ? "converged" : std::string(to_string(r.status)).c_str());
     std::printf("best             {%zu, %zu, %zu, %zu, %zu}, glb %.0f MiB, area %.2f\n", best.num_tc, best.num_vc, best.pe_x,
@@ -179,7 +206,8 @@ inline void register_phaze(CLI::App& app) {
     nlohmann::json explored = nlohmann::json::array();
     for (const auto& e : r.explored) explored.push_back({{"config", phaze_cmd::config_json(cores[e.config])}, {"samples_per_s", e.throughput}});
     nlohmann::json j{{"format", "devplace.phaze.sweep/1"}, {"status", std::string(to_string(r.status))},
-                     {"hysteresis", sa->hysteresis}, {"explored", explored}, {"bucket_maxima", r.bucket_maxima},
+                     {"hysteresis", sa->hysteresis}, {"ilp_time_limit_s", sa->ilp_time_limit},
+                     {"layers_from", phaze_cmd::layers_from(split)}, {"explored", explored}, {"bucket_maxima", r.bucket_maxima},
                      {"best", phaze_cmd::config_json(best)}, {"plan", phaze_cmd::result_json(plan)}};
     phaze_cmd::write_json(sa->out, j);
   });

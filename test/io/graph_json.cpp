@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "devplace/io/read_graph.hpp"
@@ -142,4 +143,29 @@ TEST_CASE("a failed write leaves nothing behind and keeps the old file") {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
   CHECK(files == 2);
   fs::remove_all(dir);
+}
+
+TEST_CASE("graph JSON: the optional layer id is read, written back, and checked") {
+  const auto g = io::read_graph_json_text(
+      doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "layer": 7}, {"id": 2, "fwd_ms": 0.5, "bwd_ms": 0, "layer": 0}, {"id": 3, "fwd_ms": 1, "bwd_ms": 1}])",
+          R"([{"src": 1, "dst": 2, "bytes": 1}])"),
+      "g.json");
+  CHECK(g.op(0).layer == 7);
+  CHECK(g.op(1).layer == 0);
+  CHECK(g.op(2).layer == -1);  // absent
+  const fs::path dir = fs::temp_directory_path() / "devplace_test_graph_layer";
+  fs::create_directories(dir);
+  io::write_graph_json(g, dir / "layers.json");
+  const op_graph h = io::read_graph_json(dir / "layers.json");
+  for (std::size_t v = 0; v < 3; ++v) CHECK(h.op(v).layer == g.op(v).layer);
+  std::ifstream in(dir / "layers.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"layer\"") != std::string::npos);
+  fs::remove_all(dir);
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "layer": -1}])", "[]")) ==
+        "g.json: /nodes/0/layer: expected an integer >= 0, got -1");
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "layer": 1.5}])", "[]")) ==
+        "g.json: /nodes/0/layer: expected an integer, got 1.5");
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "layer": "enc.3"}])", "[]")) ==
+        "g.json: /nodes/0/layer: expected an integer, got a string");
 }

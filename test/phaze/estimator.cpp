@@ -246,3 +246,85 @@ TEST_CASE("phaze layer graph: layers, memoised schedules, sums and edges") {
   const auto r = place(L, {.devices = 8, .global_batch = 16});
   CHECK(r.status == status::optimal);
 }
+
+namespace {
+/// A copy of `g` whose operator v carries the layer id `layer(v)` (< 0: none).
+template <class F>
+op_graph phaze_with_layer_ids(const op_graph& g, F&& layer) {
+  op_graph_builder b;
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
+    auto a = g.op(v);
+    a.layer = layer(v);
+    b.add_op(std::move(a));
+  }
+  for (std::size_t u = 0; u < g.num_vertices(); ++u)
+    for (auto v : g.out_edges(u)) b.add_edge(u, std::size_t(v), g.edge_bytes(u, v));
+  return std::move(b).build();
+}
+}  // namespace
+
+TEST_CASE("phaze layers: the graph's layer ids when present, equal blocks otherwise") {
+  std::mt19937_64 rng(5);
+  const auto adj = test::random_adjacency(rng, 40, test::shape::chain_with_skips);
+  op_graph_builder b;
+  const char* names[] = {"linear", "gelu", "view", "add.Tensor"};
+  for (std::size_t v = 0; v < adj.size(); ++v)
+    b.add_op({.id = std::int64_t(v), .op = names[v % 4], .fwd_ms = 1, .bwd_ms = 1,
+              .param_bytes = v % 4 == 0 ? 4096.0 * 64 : 0, .out_bytes = 4096.0 * double(1 + v % 3)});
+  for (std::size_t u = 0; u < adj.size(); ++u)
+    for (int v : adj[u]) b.add_edge(u, std::size_t(v), 4096);
+  const auto g = std::move(b).build();
+  // No ids: equal blocks, as split_layers.
+  const auto blocks = split_layers(g, 8);
+  CHECK(!has_layer_ids(g));
+  const auto w = workload_layers(g, 8);
+  CHECK(!w.from_ids);
+  CHECK(w.layer_of == blocks.layer_of);
+  CHECK(w.members == blocks.members);
+  // Ids that name the same blocks (sparse, in either order): the same layers, the same plan.
+  const placement_options po{.devices = 8, .global_batch = 16, .device_memory_bytes = 64.0 * 4096 * 64};
+  const auto plan_of = [&](const op_graph& h, const layer_split& s) {
+    const auto lg = make_layer_graph(h, s, tpu_v4_like(), 1, 1);
+    return place(lg.variant.graph, po);
+  };
+  const auto base = plan_of(g, blocks);
+  REQUIRE(base.status == status::optimal);
+  for (bool reversed : {false, true}) {
+    const auto h = phaze_with_layer_ids(g, [&](std::size_t v) {
+      const auto l = std::int64_t(blocks.layer_of[v]);
+      return reversed ? 1000 - 10 * l : 10 * l + 3;
+    });
+    CHECK(has_layer_ids(h));
+    const auto s = workload_layers(h, 3);  // the count is ignored when ids are present
+    CHECK(s.from_ids);
+    REQUIRE(s.members.size() == 8);
+    for (std::size_t l = 0; l < 8; ++l) {
+      const std::size_t block = reversed ? 7 - l : l;
+      CHECK(s.members[l] == blocks.members[block]);
+      CHECK(s.ids[l] == (reversed ? 1000 - 10 * std::int64_t(block) : 10 * std::int64_t(block) + 3));
+    }
+    const auto p = plan_of(h, s);
+    REQUIRE(p.status == status::optimal);
+    CHECK(p.time_per_batch_ms == doctest::Approx(base.time_per_batch_ms).epsilon(1e-12));
+    if (!reversed) {  // the same layer graph: the same plan (reversed, ties may split differently)
+      CHECK(p.pipeline_stages() == base.pipeline_stages());
+      CHECK(p.data_parallel == base.data_parallel);
+    }
+  }
+  // Layers of uneven sizes: every operator in its id's layer, members in topological order.
+  const auto uneven = phaze_with_layer_ids(g, [](std::size_t v) { return std::int64_t(v < 5 ? 0 : v < 30 ? 1 : 2); });
+  const auto u = workload_layers(uneven, 24);
+  REQUIRE(u.members.size() == 3);
+  CHECK(u.members[0].size() == 5);
+  CHECK(u.members[1].size() == 25);
+  CHECK(u.members[2].size() == 10);
+  CHECK(make_layer_graph(uneven, u, tpu_v4_like(), 1, 1).variant.graph.num_vertices() == 3);
+  // A layer that is not convex (operator 0 and 39 in layer 0, the rest between them in layer 1):
+  // the layer graph has a cycle.
+  const auto cyclic = phaze_with_layer_ids(g, [](std::size_t v) { return std::int64_t(v == 0 || v == 39 ? 0 : 1); });
+  CHECK_THROWS_WITH_AS(split_layers_by_id(cyclic), doctest::Contains("acyclic layer graph"), std::invalid_argument);
+  // Some operators with ids, some without: a clear error.
+  const auto partial = phaze_with_layer_ids(g, [](std::size_t v) { return std::int64_t(v == 17 ? -1 : 0); });
+  CHECK_THROWS_WITH_AS(workload_layers(partial, 8), "phaze: operator id 17 has no layer id while others have one (give every operator a layer or none)",
+                       std::invalid_argument);
+}

@@ -34,6 +34,7 @@ struct op_attributes {
   double bwd_mem_bytes = 0;    ///< peak extra memory in backward
   double param_bytes = 0;      ///< trainable parameter bytes owned by the operator
   double out_bytes = -1;       ///< output bytes, < 0 when unknown
+  std::int64_t layer = -1;     ///< the model layer (module) the operator belongs to (the file's `layer`), < 0 when unknown
   /// c_u(v) when it is not fwd_ms + bwd_ms (a user type's own `compute_ms`, kept by `to_op_graph`);
   /// < 0: fwd_ms + bwd_ms.
   double compute_ms = -1;

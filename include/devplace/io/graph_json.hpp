@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <utility>
 #include <unordered_map>
@@ -47,6 +48,11 @@ inline op_graph graph_from_json(const nlohmann::json& doc, const std::string& fi
     if (const auto* x = detail::reader::optional(n, "bwd_mem_bytes")) a.bwd_mem_bytes = r.non_negative(*x, p + "/bwd_mem_bytes");
     if (const auto* x = detail::reader::optional(n, "param_bytes")) a.param_bytes = r.non_negative(*x, p + "/param_bytes");
     if (const auto* x = detail::reader::optional(n, "out_bytes")) a.out_bytes = r.non_negative(*x, p + "/out_bytes");
+    if (const auto* x = detail::reader::optional(n, "layer")) {
+      const auto layer = r.count(*x, p + "/layer");
+      if (layer > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) r.fail(p + "/layer", "integer out of range");
+      a.layer = static_cast<std::int64_t>(layer);
+    }
     if (const auto* x = detail::reader::optional(n, "name")) a.name = r.string(*x, p + "/name");
     if (const auto* x = detail::reader::optional(n, "op")) a.op = r.string(*x, p + "/op");
     if (b.vertex_of_id(a.id) != b.num_ops())
@@ -98,6 +104,7 @@ inline nlohmann::json graph_to_json(const op_graph& g) {
                      {"fwd_mem_bytes", a.fwd_mem_bytes}, {"bwd_mem_bytes", a.bwd_mem_bytes},
                      {"param_bytes", a.param_bytes}};
     if (a.out_bytes >= 0) n["out_bytes"] = a.out_bytes;
+    if (a.layer >= 0) n["layer"] = a.layer;
     nodes.push_back(std::move(n));
   }
   auto& edges = doc["edges"] = nlohmann::json::array();

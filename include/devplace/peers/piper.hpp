@@ -17,14 +17,15 @@
 ///   answer = min_{k, s ≥ 1} dp[All][k][s]
 /// where KS is the greedy option choice of peers/piper_cost.hpp.
 ///
-/// Implementation: the sets are enumerated by `downset_enumerator` on the reversed graph and
-/// processed by size. For each D, its subsets D' are the complements of the down-sets of the
-/// graph that contain All ∖ D (`for_each_superset`), so every pair is visited once and the
-/// stage X = F ∖ (All ∖ D) is what the enumeration added; D' is found by a 64-bit key. A finished
-/// dp[D][k][·] is non-increasing in s and is stored as its steps (s, value): a candidate
-/// max(dp[D'][k'][s − d], KS(⌈s/d⌉)) is only needed where dp[D'][k'][·] steps down (KS does not
-/// decrease between its own steps, which are handled too), and a row k' equal to row k' − 1
-/// adds nothing. This gives the values of the straightforward recurrence exactly.
+/// Implementation: the sets, the pairs, the table and the backtracking are the skeleton shared
+/// with PHAZE's placement DP (partition/successor_dp.hpp, `stage_count::at_most`, combine =
+/// max; a stage option is (t·d devices, d stage units) with cost KS(⌈s/d⌉)); this file supplies
+/// the stage cost (the knapsack tables below), the pruning bound and upstream's choice of the
+/// answer. The sets are processed by size; for each D the pairs D' ⊊ D are visited once (the
+/// supersets of All ∖ D in the forward enumerator, D' found by a 64-bit key). A finished
+/// dp[D][k][·] is stored as its steps (s, value): a candidate max(dp[D'][k'][s − d], KS(⌈s/d⌉))
+/// is only needed where dp[D'][k'][·] or KS steps down, and a row k' equal to row k' − 1 adds
+/// nothing. This gives the values of the straightforward recurrence exactly.
 /// Time O(pairs · Σ_{t,d} (|X| log S̄ + K · steps)); memory O(sets · K · steps).
 #include <algorithm>
 #include <array>
@@ -39,12 +40,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/csr_dag.hpp"
+#include "devplace/partition/successor_dp.hpp"
 #include "devplace/peers/piper_cost.hpp"
 #include "devplace/status.hpp"
-#include "devplace/views/reverse.hpp"
 
 namespace devplace::peers {
 
@@ -69,90 +69,25 @@ struct piper_result {
 
 namespace detail {
 
-/// The sets of the instance, the two enumerators, and the keys that identify a set.
-struct piper_space {
-  csr_dag g;
-  downset_enumerator forward;          ///< down-sets of g (complements of Piper's sets)
-  std::vector<std::vector<std::size_t>> sets;  ///< Piper's sets as vertex lists, by size
-  std::vector<std::uint64_t> zobrist;  ///< per vertex
-  std::vector<std::uint64_t> keys;     ///< per set
-  std::vector<std::uint64_t> slot_key;  ///< open addressing: key per slot
-  std::vector<std::uint32_t> slot_set;  ///< set per slot, UINT32_MAX = empty
-  /// The set with this key (keys are distinct and every key looked up belongs to a set).
-  [[nodiscard]] std::size_t find(std::uint64_t key) const {
-    const std::size_t mask = slot_key.size() - 1;
-    for (std::size_t h = key & mask;; h = (h + 1) & mask)
-      if (slot_key[h] == key && slot_set[h] != UINT32_MAX) return slot_set[h];
-  }
-  std::vector<double> work;            ///< per vertex: min over (t, option) of t·p
-};
-
-/// Accumulates, over the stage's nodes, the key and the device-time bound Σ min_{t,o} t·p.
-struct piper_key_acc {
-  const piper_space* sp = nullptr;
-  std::uint64_t key = 0;
-  double work = 0;
-  void add(std::size_t q, const devplace::detail::dynamic_bitset&) {
-    const std::size_t v = sp->forward.vertex_at(q);
-    key ^= sp->zobrist[v];
-    work += sp->work[v];
-  }
-};
-
-[[nodiscard]] inline std::uint64_t piper_mix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/// Enumerates the sets (status work_limit beyond `max_sets`) and keys them so that keys are distinct.
-inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_sets, piper_space& sp) {
+/// The sets of the instance (partition/successor_dp.hpp), each vertex weighted by the least
+/// device time it can take, min over (t, option) of t·p (the pairs' pruning bound). Status
+/// work_limit beyond `max_sets`. Throws `std::invalid_argument` on a cycle.
+inline successor_sets piper_build_sets(const io::piper_instance& in, std::uint64_t max_sets) {
   std::vector<std::pair<csr_dag::vertex_type, csr_dag::vertex_type>> edges;
   for (const auto& [u, v] : in.edges)
     edges.emplace_back(static_cast<csr_dag::vertex_type>(u), static_cast<csr_dag::vertex_type>(v));
-  sp.g = csr_dag(in.nodes.size(), edges);
-  if (topological_sort(sp.g).status != status::optimal) throw std::invalid_argument("piper: the instance has a cycle");
-  sp.forward = downset_enumerator(sp.g);
-  const downset_enumerator backward(views::reverse(sp.g));
-  const status st = backward.for_each([&](const devplace::detail::dynamic_bitset& f) {
-    if (sp.sets.size() == max_sets) return downset_action::stop;
-    sp.sets.push_back(backward.to_vertices(f));
-    return downset_action::proceed;
-  });
-  if (st != status::optimal) return status::work_limit;
-  std::stable_sort(sp.sets.begin(), sp.sets.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
-  sp.work.assign(in.nodes.size(), piper_infinity);
+  const csr_dag g(in.nodes.size(), edges);
+  if (topological_sort(g).status != status::optimal) throw std::invalid_argument("piper: the instance has a cycle");
+  std::vector<double> work(in.nodes.size(), piper_infinity);
   for (std::size_t v = 0; v < in.nodes.size(); ++v)
     for (const auto& [t, opts] : in.nodes[v].tmpcs)
-      for (const auto& o : opts) sp.work[v] = std::min(sp.work[v], static_cast<double>(t) * o.time_per_sample);
-  for (std::uint64_t seed = 0x5eedf00dull;; ++seed) {
-    std::uint64_t s = seed;
-    sp.zobrist.assign(in.nodes.size(), 0);
-    for (auto& z : sp.zobrist) z = piper_mix(s);
-    sp.keys.assign(sp.sets.size(), 0);
-    std::size_t cap = 16;
-    while (cap < 2 * sp.sets.size()) cap *= 2;
-    sp.slot_key.assign(cap, 0);
-    sp.slot_set.assign(cap, UINT32_MAX);
-    bool distinct = true;
-    for (std::size_t i = 0; i < sp.sets.size() && distinct; ++i) {
-      for (auto v : sp.sets[i]) sp.keys[i] ^= sp.zobrist[v];
-      std::size_t h = sp.keys[i] & (cap - 1);
-      while (sp.slot_set[h] != UINT32_MAX && sp.slot_key[h] != sp.keys[i]) h = (h + 1) & (cap - 1);
-      distinct = sp.slot_set[h] == UINT32_MAX;
-      sp.slot_key[h] = sp.keys[i];
-      sp.slot_set[h] = static_cast<std::uint32_t>(i);
-    }
-    if (distinct) return status::optimal;
-  }
+      for (const auto& o : opts) work[v] = std::min(work[v], static_cast<double>(t) * o.time_per_sample);
+  return successor_sets(g, max_sets, std::move(work));
 }
 
 /// The stage X of one pair: its nodes (ascending), membership, and the tensor-parallel degrees
 /// all of them support.
-struct piper_stage_view {
-  std::vector<std::size_t> nodes;
-  std::vector<char> member;
+struct piper_stage_view : successor_stage {
   std::vector<int> degrees;  ///< indices into the instance's degrees (ascending t)
 };
 
@@ -252,142 +187,33 @@ class piper_stage_tables {
   piper_knapsack knapsack_;
 };
 
-/// The finished dp[D][k][·] of every set, as steps: row (D, k) holds (s, value) for s = 0 and
-/// every s where the value drops; `same[D·(K+1) + k]` tells that row k equals row k − 1.
-struct piper_table {
-  std::size_t K = 0, S = 0;
-  std::vector<std::uint64_t> begin;  ///< per (D, k), plus one
-  std::vector<std::uint32_t> step_s;
-  std::vector<double> step_v;
-  std::vector<char> same;
-  std::vector<std::size_t> first_finite;  ///< per set: the smallest k whose row has a finite value (K + 1 if none)
-  [[nodiscard]] std::size_t row(std::size_t set, std::size_t k) const { return set * (K + 1) + k; }
-  [[nodiscard]] double at(std::size_t set, std::size_t k, std::size_t s) const {
-    const std::size_t r = row(set, k);
-    std::uint64_t i = begin[r];
-    while (i + 1 < begin[r + 1] && step_s[i + 1] <= s) ++i;
-    return step_v[i];
-  }
-  /// Appends the rows of one set from its full (K+1)×(S+1) array, after the prefix minimum.
-  void append(std::vector<double>& full) {
-    const std::size_t w = S + 1;
-    for (std::size_t k = 0; k <= K; ++k)
-      for (std::size_t s = 0; s <= S; ++s) {
-        double& x = full[k * w + s];
-        if (k > 0) x = std::min(x, full[(k - 1) * w + s]);
-        if (s > 0) x = std::min(x, full[k * w + s - 1]);
-      }
-    first_finite.push_back(K + 1);
-    for (std::size_t k = K + 1; k-- > 0;)
-      if (full[k * w + S] < piper_infinity) first_finite.back() = k;
-    for (std::size_t k = 0; k <= K; ++k) {
-      if (begin.empty()) begin.push_back(0);
-      for (std::size_t s = 0; s <= S; ++s)
-        if (s == 0 || full[k * w + s] < full[k * w + s - 1]) {
-          step_s.push_back(static_cast<std::uint32_t>(s));
-          step_v.push_back(full[k * w + s]);
-        }
-      begin.push_back(step_s.size());
-      bool eq = k > 0;
-      for (std::size_t s = 0; eq && s <= S; ++s) eq = full[k * w + s] == full[(k - 1) * w + s];
-      same.push_back(eq ? 1 : 0);
-    }
-  }
-};
-
-/// The candidates of one (D', t, d) into the raw array of D: at the steps of dp[D'][k − t·d]
-/// shifted by d, and at the steps down of KS.
-inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, std::size_t d,
-                       std::span<const double> ks, double bound, std::vector<double>& raw) {
-  const std::size_t K = tb.K, S = tb.S, w = S + 1;
-  if (d > S || ks[1] >= piper_infinity) return;  // nothing fits even at y = 1 (and KS[y] is infinite beyond)
-  thread_local std::vector<std::size_t> ks_steps;
-  ks_steps.clear();
-  for (std::size_t s = d + 1; s <= S; ++s) {
-    const std::size_t y = (s + d - 1) / d;
-    if (ks[y] < ks[(s + d - 2) / d]) ks_steps.push_back(s);
-  }
-  for (std::size_t k = t * d + tb.first_finite[sub]; k <= K; ++k) {
-    const std::size_t kr = k - t * d;
-    if (kr > 0 && tb.same[tb.row(sub, kr)]) continue;  // the same candidates as at k − 1
-    const std::size_t r = tb.row(sub, kr);
-    double* out = raw.data() + k * w;
-    for (std::uint64_t i = tb.begin[r]; i < tb.begin[r + 1]; ++i) {
-      const std::size_t s = tb.step_s[i] + d;
-      if (s > S) break;
-      const double y = ks[(s + d - 1) / d];
-      if (y >= piper_infinity) break;  // infinite for every larger y
-      const double v = std::max(tb.step_v[i], y);
-      if (v <= bound) out[s] = std::min(out[s], v);
-    }
-    for (auto s : ks_steps) {
-      const double v = std::max(tb.at(sub, kr, s - d), ks[(s + d - 1) / d]);
-      if (v <= bound) out[s] = std::min(out[s], v);
-    }
-  }
-}
-
-/// Calls `visit(sub, x)` for every D' ⊊ D (set index `set`) that `keep(sub, work)` accepts
-/// (work = Σ over the stage of `piper_space::work`), with `x` holding the stage D ∖ D' (nodes
-/// and membership); `visit` returns false to stop. Returns the number of pairs, all counted.
-template <class Keep, class Visit>
-std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, piper_stage_view& x, Keep&& keep, Visit&& visit) {
-  const auto& e = sp.forward;
-  devplace::detail::dynamic_bitset base = e.full_set();
-  for (auto v : sp.sets[set]) base.reset(e.position_of(v));
-  std::uint64_t pairs = 0;
-  (void)e.for_each_superset(base, piper_key_acc{&sp, 0, 0.0}, [&](const devplace::detail::dynamic_bitset& f, const piper_key_acc& acc) {
-    ++pairs;
-    const std::size_t sub = sp.find(sp.keys[set] ^ acc.key);
-    if (!keep(sub, acc.work)) return downset_action::proceed;
-    x.nodes.clear();
-    for (std::size_t k = 0; k < f.num_words(); ++k)
-      for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1)
-        x.nodes.push_back(e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-    std::sort(x.nodes.begin(), x.nodes.end());
-    for (auto v : x.nodes) x.member[v] = 1;
-    const bool go_on = visit(sub, x);
-    for (auto v : x.nodes) x.member[v] = 0;
-    return go_on ? downset_action::proceed : downset_action::stop;
-  });
-  return pairs;
-}
-
+/// dp[D][k][s]: "at most k devices, Σd at most s", steps of each row (successor_dp.hpp).
+using piper_table = successor_dp_table<>;
 
 /// Fills `tb` with dp[D][k][·] for every set, keeping only candidates ≤ `bound`. Returns the
 /// number of pairs.
-inline std::uint64_t piper_run_dp(const piper_space& sp, piper_stage_tables& tables, piper_stage_view& x, double bound,
+inline std::uint64_t piper_run_dp(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x, double bound,
                                   piper_table& tb) {
-  tb = piper_table{};
-  tb.K = tables.devices();
-  tb.S = tables.bound_s();
-  std::vector<double> raw((tb.K + 1) * (tb.S + 1), 0.0);
-  tb.append(raw);  // ∅: 0 everywhere
-  std::uint64_t pairs = 0;
-  for (std::size_t set = 1; set < sp.sets.size(); ++set) {
-    std::fill(raw.begin(), raw.end(), piper_infinity);
-    // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of K.
-    auto keep = [&](std::size_t sub, double work) {
-      return tb.first_finite[sub] <= tb.K &&
-             work <= bound * static_cast<double>(tb.K - tb.first_finite[sub]) * (1 + 1e-12);
-    };
-    pairs += piper_for_each_subset(sp, set, x, keep, [&](std::size_t sub, piper_stage_view& stage) {
-      tables.degrees(stage);
-      tables.fill(stage, bound, tb.K - tb.first_finite[sub], [&](std::size_t t, std::size_t d, std::span<const double> ks) {
-        piper_push(tb, sub, t, d, ks, bound, raw);
-      });
-      return true;
+  tb = piper_table(sets.size(), tables.devices(), tables.bound_s(), stage_count::at_most, {}, piper_infinity);
+  const std::size_t K = tb.devices();
+  // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of K.
+  auto keep = [&](std::size_t sub, double work) {
+    return tb.first_finite(sub) <= K && work <= bound * static_cast<double>(K - tb.first_finite(sub)) * (1 + 1e-12);
+  };
+  return successor_dp_fill(sets, tb, x, sets.size(), keep,
+                           [&](std::size_t, std::size_t sub, piper_stage_view& stage, piper_table& table) {
+    tables.degrees(stage);
+    tables.fill(stage, bound, K - table.first_finite(sub), [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+      table.relax(sub, t * d, d, [&](std::size_t s) { return ks[(s + d - 1) / d]; }, bound);
     });
-    tb.append(raw);
-  }
-  return pairs;
+  });
 }
 
 /// Upstream's choice of the answer: the first (k, s ≥ 1) improving by more than 1e-9.
 inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_used, std::size_t& s_used) {
   double best = piper_infinity;
-  for (std::size_t k = 0; k <= tb.K; ++k)
-    for (std::size_t s = 1; s <= tb.S; ++s)
+  for (std::size_t k = 0; k <= tb.devices(); ++k)
+    for (std::size_t s = 1; s <= tb.stage_units(); ++s)
       if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
   return best;
 }
@@ -404,17 +230,15 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   piper_result res;
   res.params = piper_resolve(in, opt);
   const piper_params& p = res.params;
-  detail::piper_space sp;
-  const status st = detail::piper_build_space(in, opt.max_sets, sp);
-  res.sets = sp.sets.size();
-  if (st != status::optimal) {
+  const successor_sets sets = detail::piper_build_sets(in, opt.max_sets);
+  res.sets = sets.size();
+  if (sets.outcome() != status::optimal) {
     res.status = status::work_limit;
     res.time_s = elapsed();
     return res;
   }
   detail::piper_stage_tables tables(in, p);
-  detail::piper_stage_view x;
-  x.member.assign(in.nodes.size(), 0);
+  auto x = sets.make_stage<detail::piper_stage_view>();
   // Candidates above a bound cannot be on a chain of that value: a bound at least the optimum
   // gives the exact answer. Start just above a lower bound and raise it until the DP finds a
   // chain within it; the last resort is no bound.
@@ -423,17 +247,16 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   std::size_t k_used = 0, s_used = 0;
   // Every stage runs Σp/d on t·d devices: the K devices share at least Σ_v min t·p of device time.
   double lower = 0;
-  for (double w : sp.work) lower += w;
+  for (double w : sets.weights()) lower += w;
   lower /= static_cast<double>(p.devices);
   int round = 0;
   for (double guess = lower * 1.005;; guess *= 1.25, ++round) {
     const bool last = !(lower > 0) || round == opt.bounded_rounds;
     const double bound = last ? piper_infinity : guess;
-    res.set_pairs = detail::piper_run_dp(sp, tables, x, bound, tb);
-    best = detail::piper_best(tb, sp.sets.size() - 1, k_used, s_used);
+    res.set_pairs = detail::piper_run_dp(sets, tables, x, bound, tb);
+    best = detail::piper_best(tb, sets.full(), k_used, s_used);
     if (last || best <= bound) break;
   }
-  const std::size_t all = sp.sets.size() - 1;
   res.dp_value = best;
   if (best > piper_infinity / 2) {
     res.time_s = elapsed();
@@ -442,30 +265,27 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   res.devices_used = k_used;
   res.sum_d = s_used;
   // Reconstruction: the first (D', t, d) whose candidate matches dp[D][k][s].
-  std::size_t cur = all, k = k_used, s = s_used;
   std::vector<piper_item> items;
-  while (cur != 0) {
-    const double target = tb.at(cur, k, s);
-    bool found = false;
-    (void)detail::piper_for_each_subset(sp, cur, x, [](std::size_t, double) { return true; },
-                                        [&](std::size_t sub, detail::piper_stage_view& stage) {
-      tables.degrees(stage);
-      tables.fill(stage, piper_infinity, k, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
-        if (found || t * d > k || d > s) return;
-        const double v = std::max(tb.at(sub, k - t * d, s - d), ks[(s + d - 1) / d]);
-        if (!(std::abs(target - v) < 1e-9)) return;
-        found = true;
-        tables.items(d, items);
-        const auto choice = tables.knapsack().choice(items, p.memory_bytes, (s + d - 1) / d);
-        res.stages.push_back({stage.nodes, t, d, std::vector<std::size_t>(choice.begin(), choice.end())});
-        k -= t * d;
-        s -= d;
-        cur = sub;
-      });
-      return !found;
-    });
-    if (!found) throw std::logic_error("piper: no reconstruction step matches the DP table");
-  }
+  piper_stage pending;
+  successor_dp_backtrack(
+      sets, x, sets.full(), k_used, s_used, backtrack_pick::first_visited,
+      [&](std::size_t cur, std::size_t sub, detail::piper_stage_view& stage, std::size_t k,
+          std::size_t s) -> std::optional<successor_step> {
+        const double target = tb.at(cur, k, s);
+        std::optional<successor_step> step;
+        tables.degrees(stage);
+        tables.fill(stage, piper_infinity, k, [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+          if (step || t * d > k || d > s) return;
+          const double v = std::max(tb.at(sub, k - t * d, s - d), ks[(s + d - 1) / d]);
+          if (!(std::abs(target - v) < 1e-9)) return;
+          tables.items(d, items);
+          const auto choice = tables.knapsack().choice(items, p.memory_bytes, (s + d - 1) / d);
+          pending = {stage.nodes, t, d, std::vector<std::size_t>(choice.begin(), choice.end())};
+          step = successor_step{t * d, d};
+        });
+        return step;
+      },
+      [&](std::size_t, const detail::piper_stage_view&, successor_step) { res.stages.push_back(std::move(pending)); });
   res.tps = piper_split_tps(in, p, res.stages);
   res.status = status::optimal;
   res.time_s = elapsed();

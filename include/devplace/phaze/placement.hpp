@@ -5,8 +5,11 @@
 /// and the stages themselves, minimising the time per batch F of eq. 17/18.
 ///
 /// The stages are built from the pipeline's end over *successor-closed* down-sets D (no edge
-/// leaves D): the predecessor-closed sets of `views::reverse(g)`, enumerated by the library's
-/// `downset_enumerator`. For every t (and b, and activation policy):
+/// leaves D): the predecessor-closed sets of `views::reverse(g)`. The sets, the pairs D′ ⊊ D,
+/// the table and the backtracking are the skeleton shared with Piper's planner
+/// (partition/successor_dp.hpp, `stage_count::exact`, combine = max); this file supplies the
+/// stage cost (phaze/stage_load.hpp) and the outer minimum of eq. 17/18. For every t (and b, and
+/// activation policy):
 ///   dp[∅][k][0] = 0,  dp[D][k][s] = min_{D′ ⊊ D} max(dp[D′][k − a][s − 1], load(D ∖ D′, a, s))
 /// with k "at most k" accelerators, a = a(D ∖ D′) (t for a stage holding a tensor-parallel slice,
 /// else 1) and s ≤ the stage's memory-feasible max_s (phaze/stage_load.hpp). Then
@@ -14,68 +17,54 @@
 ///       load(V ∖ D′, a, s)) + resync(V ∖ D′, d).
 /// The plan is backtracked by re-evaluating the recurrence (the same arithmetic, so the same bits)
 /// and then re-evaluated from scratch by `evaluate_placement`.
-/// Complexity per variant, for N down-sets, n layers, S = min(K, n): O(N² (n/64 + n + |E|)) for
-/// the stage costs plus O(N² · S · K) for the table and O(Σ_d N · K/d) = O(N K log K) for F;
+/// Complexity per variant, for N down-sets, P ≤ N² pairs D′ ⊊ D, n layers, S = min(K, n):
+/// O(P (n + |E|)) for the stage costs plus O(P · S · K) for the table and O(Σ_d N · K/d) = O(N K log K) for F;
 /// memory N (S + 1)(K + 1) doubles. On a chain N = n + 1.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
 
-#include "devplace/algorithm/downsets.hpp"
 #include "devplace/executor.hpp"
+#include "devplace/partition/successor_dp.hpp"
 #include "devplace/phaze/stage_load.hpp"
-#include "devplace/views/reverse.hpp"
 
 namespace devplace::phaze {
 
 namespace detail {
 
-/// The successor-closed down-sets of a layer graph, ∅ first and V last (sorted by size), as vertex
-/// membership bitsets (ids, not positions).
-struct downset_family {
-  devplace::status status = status::optimal;
-  std::vector<devplace::detail::dynamic_bitset> sets;
-};
-
-template <class G>
-downset_family successor_closed_downsets(const G& g, std::size_t cap) {
-  const auto rev = views::reverse(g);
-  const downset_enumerator e(rev);
-  const std::size_t n = e.num_vertices();
-  downset_family f;
-  f.status = e.for_each([&](const devplace::detail::dynamic_bitset& pos) {
-    if (f.sets.size() == cap) return downset_action::stop;
-    devplace::detail::dynamic_bitset ids(n);
-    pos.for_each([&](std::size_t p) { ids.set(e.vertex_at(p)); });
-    f.sets.push_back(std::move(ids));
-    return downset_action::proceed;
-  });
-  std::stable_sort(f.sets.begin(), f.sets.end(), [](const auto& a, const auto& b) { return a.count() < b.count(); });
-  return f;
-}
-
-/// The DP table of one variant and policy, and what its backtracking needs.
+/// The DP of one variant and policy on the shared skeleton (partition/successor_dp.hpp), exact
+/// stage counts, combine = max, and what its backtracking needs.
 class placement_dp {
  public:
-  placement_dp(const layer_table& t, const downset_family& f, bool recompute, const placement_options& o)
-      : t_(t), sets_(f.sets), recompute_(recompute), o_(o), K_(o.devices), S_(std::min(o.devices, t.n)) {
+  placement_dp(const layer_table& t, const successor_sets& sets, bool recompute, const placement_options& o)
+      : t_(t), sets_(sets), recompute_(recompute), o_(o), K_(o.devices), S_(std::min(o.devices, t.n)),
+        table_(sets.size(), K_, S_, stage_count::exact), x_(sets.make_stage()) {
     const std::size_t N = sets_.size();
-    table_.assign(N * (S_ + 1) * (K_ + 1), inf);
-    for (std::size_t k = 0; k <= K_; ++k) at(0, 0, k) = 0;
-    for (std::size_t D = 1; D + 1 < N; ++D)
-      for (std::size_t Dp = 0; Dp < D; ++Dp)
-        if (proper_subset(Dp, D)) relax(D, Dp, stage(Dp, D));
-    first_.reserve(N - 1);
-    for (std::size_t Dp = 0; Dp + 1 < N; ++Dp) first_.push_back(stage(Dp, N - 1));
+    (void)successor_dp_fill(sets_, table_, x_, N - 1, [](std::size_t, double) { return true; },
+                            [&](std::size_t, std::size_t sub, const successor_stage& x, auto& table) {
+                              const stage_cost c = stage(x);
+                              const std::size_t smax = c.max_position(S_, o_.device_memory_bytes);
+                              table.relax(sub, c.devices, 1, [&](std::size_t s) {
+                                return s <= smax ? c.latency_ms(s, recompute_) : successor_dp_table<>::inf;
+                              });
+                            });
+    first_.resize(N - 1);
+    first_layers_.resize(N - 1);
+    (void)sets_.for_each_subset(sets_.full(), x_, [&](std::size_t sub, const successor_stage& x) {
+      first_[sub] = stage(x);
+      first_layers_[sub] = x.nodes;
+      return true;
+    });
   }
 
   /// The best plan for this variant and policy (status infeasible when none fits).
-  placement best() const {
+  placement best() {
     placement p;
     p.recompute = recompute_;
     p.micro_batches = o_.global_batch / t_.micro_batch;
@@ -88,7 +77,7 @@ class placement_dp {
         if (c.devices > Kd) continue;
         const std::size_t smax = c.max_position(std::min(S_, Kd), o_.device_memory_bytes);
         for (std::size_t s = 1; s <= smax; ++s) {
-          const double rest = at(Dp, s - 1, Kd - c.devices);
+          const double rest = table_.at(Dp, Kd - c.devices, s - 1);
           if (rest == inf) continue;
           const double load = std::max(rest, c.latency_ms(s, recompute_));
           const double F = time_per_batch_ms(load, p.micro_batches, d, s, c.param_bytes, o_);
@@ -101,8 +90,20 @@ class placement_dp {
     }
     if (best_d == 0) return p;
     p.data_parallel = best_d;
-    p.stages.push_back(make_stage(best_Dp, sets_.size() - 1));
-    backtrack(best_Dp, best_s - 1, K_ / best_d - first_[best_Dp].devices, p.stages);
+    // The first stage V ∖ D′, then the rest dp[D′][K/d − a][s − 1], ties to the smaller D′.
+    const std::size_t k_rest = K_ / best_d - first_[best_Dp].devices;
+    p.stages.emplace_back().layers = first_layers_[best_Dp];
+    successor_dp_backtrack(
+        sets_, x_, best_Dp, k_rest, best_s - 1, backtrack_pick::smallest_subset,
+        [&](std::size_t set, std::size_t sub, const successor_stage& x, std::size_t k, std::size_t s) -> std::optional<successor_step> {
+          const auto c = stage(x);
+          if (c.devices > k || c.max_position(S_, o_.device_memory_bytes) < s) return std::nullopt;
+          const double rest = table_.at(sub, k - c.devices, s - 1);
+          if (rest == inf || std::max(rest, c.latency_ms(s, recompute_)) != table_.at(set, k, s))
+            return std::nullopt;
+          return successor_step{c.devices, 1};
+        },
+        [&](std::size_t, const successor_stage& x, successor_step) { p.stages.push_back(make_stage(x)); });
     p.status = status::optimal;
     return p;
   }
@@ -110,67 +111,23 @@ class placement_dp {
  private:
   static constexpr double inf = std::numeric_limits<double>::infinity();
 
-  double& at(std::size_t D, std::size_t s, std::size_t k) { return table_[(D * (S_ + 1) + s) * (K_ + 1) + k]; }
-  double at(std::size_t D, std::size_t s, std::size_t k) const { return table_[(D * (S_ + 1) + s) * (K_ + 1) + k]; }
+  stage_cost stage(const successor_stage& x) const { return evaluate_stage(t_, x.member, recompute_, o_); }
 
-  bool proper_subset(std::size_t Dp, std::size_t D) const {
-    return sets_[Dp].count() < sets_[D].count() && sets_[Dp].is_subset_of(sets_[D]);
-  }
-
-  std::vector<char> members(std::size_t Dp, std::size_t D) const {
-    std::vector<char> in(t_.n, 0);
-    sets_[D].for_each([&](std::size_t v) { in[v] = !sets_[Dp].test(v); });
-    return in;
-  }
-  stage_cost stage(std::size_t Dp, std::size_t D) const { return evaluate_stage(t_, members(Dp, D), recompute_, o_); }
-
-  void relax(std::size_t D, std::size_t Dp, const stage_cost& c) {
-    const std::size_t smax = c.max_position(S_, o_.device_memory_bytes);
-    for (std::size_t s = 1; s <= smax; ++s) {
-      const double lat = c.latency_ms(s, recompute_);
-      for (std::size_t k = c.devices; k <= K_; ++k) {
-        const double rest = at(Dp, s - 1, k - c.devices);
-        if (rest == inf) continue;
-        double& cell = at(D, s, k);
-        cell = std::min(cell, std::max(rest, lat));
-      }
-    }
-  }
-
-  placed_stage make_stage(std::size_t Dp, std::size_t D) const {
+  static placed_stage make_stage(const successor_stage& x) {
     placed_stage st;
-    const auto in = members(Dp, D);
-    for (std::size_t v = 0; v < t_.n; ++v)
-      if (in[v]) st.layers.push_back(v);
+    st.layers = x.nodes;
     return st;
   }
 
-  /// Appends the stages of dp[D][s][k], first to last, matching the recurrence exactly.
-  void backtrack(std::size_t D, std::size_t s, std::size_t k, std::vector<placed_stage>& out) const {
-    while (s > 0) {
-      const double target = at(D, s, k);
-      bool found = false;
-      for (std::size_t Dp = 0; Dp < D && !found; ++Dp) {
-        if (!proper_subset(Dp, D)) continue;
-        const auto c = stage(Dp, D);
-        if (c.devices > k || c.max_position(S_, o_.device_memory_bytes) < s) continue;
-        const double rest = at(Dp, s - 1, k - c.devices);
-        if (rest == inf || std::max(rest, c.latency_ms(s, recompute_)) != target) continue;
-        out.push_back(make_stage(Dp, D));
-        D = Dp, k -= c.devices, --s;
-        found = true;
-      }
-      DEVPLACE_EXPECTS(found, "phaze: internal error: the DP table cannot be backtracked");
-    }
-  }
-
   const layer_table& t_;
-  const std::vector<devplace::detail::dynamic_bitset>& sets_;
+  const successor_sets& sets_;
   bool recompute_;
   const placement_options& o_;
   std::size_t K_, S_;
-  std::vector<double> table_;
-  std::vector<stage_cost> first_;
+  successor_dp_table<> table_;
+  successor_stage x_;
+  std::vector<stage_cost> first_;                       ///< per D′: the stage V ∖ D′
+  std::vector<std::vector<std::size_t>> first_layers_;  ///< its layers, ascending
 };
 
 }  // namespace detail
@@ -191,20 +148,22 @@ placement place(std::span<const workload_variant<G>> variants, const placement_o
   if (o.recompute != recompute_policy::stash_only) policies.push_back(true);
   const std::size_t tasks = variants.size() * policies.size();
   std::vector<placement> slot(tasks);
+  std::vector<successor_sets> family(variants.size());  // the sets depend on the graph only
+  parallel_for(variants.size(), o.threads, [&](std::size_t v) { family[v] = successor_sets(variants[v].graph, o.max_downsets); });
   parallel_for(tasks, o.threads, [&](std::size_t i) {
     const auto& w = variants[i / policies.size()];
     const auto t = detail::make_layer_table(w);
     DEVPLACE_EXPECTS(o.global_batch % t.micro_batch == 0, "phaze: global_batch must be a multiple of micro_batch");
-    const auto family = detail::successor_closed_downsets(w.graph, o.max_downsets);
-    const double entries = double(family.sets.size()) * double(std::min(o.devices, t.n) + 1) * double(o.devices + 1);
-    if (family.status != status::optimal || entries > double(o.max_table_entries)) {
+    const successor_sets& sets = family[i / policies.size()];
+    const double entries = double(sets.size()) * double(std::min(o.devices, t.n) + 1) * double(o.devices + 1);
+    if (sets.outcome() != status::optimal || entries > double(o.max_table_entries)) {
       slot[i].status = status::work_limit;
-      slot[i].downsets = family.sets.size();
+      slot[i].downsets = sets.size();
       return;
     }
-    const detail::placement_dp dp(t, family, policies[i % policies.size()], o);
+    detail::placement_dp dp(t, sets, policies[i % policies.size()], o);
     auto p = dp.best();
-    p.downsets = family.sets.size();
+    p.downsets = sets.size();
     if (!p.has_solution()) return;
     const auto status = p.status;
     const double dp_F = p.time_per_batch_ms;

@@ -2,8 +2,11 @@
 /// \file phaze/workload.hpp
 /// From an operator graph to PHAZE's per-architecture throughput (seed-phaze.md §1.4, Algorithm 1
 /// `run_dp`; docs/phaze.md):
-///   1. `split_layers`: the layers are contiguous blocks of the topological order (equal operator
-///      counts); the graph formats carry no layer ids. The quotient has edges only forwards.
+///   1. `workload_layers`: the graph's own layer ids (`devplace.graph/1` `nodes[].layer`, on
+///      every node) when it has them (`split_layers_by_id`: one layer per distinct id, the layer
+///      graph must be acyclic), else `split_layers`: contiguous blocks of the topological order
+///      (equal operator counts; the quotient has edges only forwards). `layer_split::from_ids`
+///      says which was used.
 ///   2. `make_layer_graph`: per configuration and micro-batch size b, the operator latencies
 ///      (phaze/estimator.hpp, activations scaled by b / b₀ for a graph profiled at b₀), each
 ///      layer's forward and backward makespan (phaze/layer_schedule.hpp, identical layers
@@ -21,10 +24,12 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "devplace/algorithm/topological_sort.hpp"
+#include "devplace/dag/csr_dag.hpp"
 #include "devplace/phaze/layer_schedule.hpp"
 #include "devplace/phaze/placement.hpp"
 
@@ -33,6 +38,8 @@ namespace devplace::phaze {
 struct layer_split {
   std::vector<std::size_t> layer_of;               ///< per operator
   std::vector<std::vector<std::size_t>> members;   ///< per layer, in topological order
+  bool from_ids = false;                           ///< the graph's layer ids (else equal blocks)
+  std::vector<std::int64_t> ids;                   ///< from_ids: the layer id of each layer (ascending)
 };
 
 /// `layers` contiguous blocks of the topological order (fewer when the graph is smaller).
@@ -52,6 +59,60 @@ struct layer_split {
     s.members[l].push_back(topo.order[p]);
   }
   return s;
+}
+
+/// Whether every operator of `g` carries a layer id (`op_attributes::layer` ≥ 0). Throws
+/// `std::invalid_argument` when some do and some do not (naming the first operator without).
+[[nodiscard]] inline bool has_layer_ids(const op_graph& g) {
+  std::size_t with = 0, first_without = g.num_vertices();
+  for (std::size_t v = 0; v < g.num_vertices(); ++v) {
+    if (g.op(v).layer >= 0) ++with;
+    else if (first_without == g.num_vertices()) first_without = v;
+  }
+  if (with != 0 && with != g.num_vertices())
+    devplace::detail::precondition_failed("phaze: operator id " + std::to_string(g.op(first_without).id) +
+                                          " has no layer id while others have one (give every operator a layer or none)");
+  return with > 0 && with == g.num_vertices();
+}
+
+/// One layer per distinct layer id (ascending ids = layer indices), members in topological order.
+/// Precondition (checked): every operator has a layer id and the layer graph (an edge between
+/// two layers whenever an operator edge joins them) is acyclic.
+[[nodiscard]] inline layer_split split_layers_by_id(const op_graph& g) {
+  const std::size_t n = g.num_vertices();
+  DEVPLACE_EXPECTS(n >= 1, "phaze: split_layers_by_id: the graph is empty");
+  DEVPLACE_EXPECTS(has_layer_ids(g), "phaze: split_layers_by_id: the graph has no layer ids");
+  const auto topo = topological_sort(g);
+  DEVPLACE_EXPECTS(topo.status == status::optimal, "phaze: split_layers_by_id: the graph has a cycle");
+  layer_split s;
+  s.from_ids = true;
+  for (std::size_t v = 0; v < n; ++v) s.ids.push_back(g.op(v).layer);
+  std::sort(s.ids.begin(), s.ids.end());
+  s.ids.erase(std::unique(s.ids.begin(), s.ids.end()), s.ids.end());
+  s.layer_of.resize(n);
+  s.members.resize(s.ids.size());
+  for (auto v : topo.order) {
+    const auto l = static_cast<std::size_t>(std::lower_bound(s.ids.begin(), s.ids.end(), g.op(v).layer) - s.ids.begin());
+    s.layer_of[v] = l;
+    s.members[l].push_back(v);
+  }
+  std::vector<std::pair<csr_dag::vertex_type, csr_dag::vertex_type>> edges;
+  for (std::size_t u = 0; u < n; ++u)
+    for (auto v : g.out_edges(u))
+      if (s.layer_of[u] != s.layer_of[v])
+        edges.emplace_back(static_cast<csr_dag::vertex_type>(s.layer_of[u]), static_cast<csr_dag::vertex_type>(s.layer_of[v]));
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  const csr_dag q(s.ids.size(), edges);
+  DEVPLACE_EXPECTS(topological_sort(q).status == status::optimal,
+                   "phaze: the graph's layer ids do not form an acyclic layer graph (a layer reaches itself through "
+                   "another; PHAZE places a layer whole, so its operators must be a convex part of the graph)");
+  return s;
+}
+
+/// The layers PHAZE uses: the graph's layer ids when it has them, else `layers` equal blocks.
+[[nodiscard]] inline layer_split workload_layers(const op_graph& g, std::size_t layers) {
+  return has_layer_ids(g) ? split_layers_by_id(g) : split_layers(g, layers);
 }
 
 struct workload_options {
