@@ -76,13 +76,16 @@ struct piper_space {
   std::vector<std::vector<std::size_t>> sets;  ///< Piper's sets as vertex lists, by size
   std::vector<std::uint64_t> zobrist;  ///< per vertex
   std::vector<std::uint64_t> keys;     ///< per set
-  std::vector<std::uint64_t> slot_key;  ///< open addressing: key per slot
-  std::vector<std::uint32_t> slot_set;  ///< set per slot, UINT32_MAX = empty
+  struct slot {
+    std::uint64_t key = 0;
+    std::uint32_t set = UINT32_MAX;  ///< UINT32_MAX = empty
+  };
+  std::vector<slot> slots;  ///< open addressing, key and set side by side (one cache line per probe)
   /// The set with this key (keys are distinct and every key looked up belongs to a set).
   [[nodiscard]] std::size_t find(std::uint64_t key) const {
-    const std::size_t mask = slot_key.size() - 1;
+    const std::size_t mask = slots.size() - 1;
     for (std::size_t h = key & mask;; h = (h + 1) & mask)
-      if (slot_key[h] == key && slot_set[h] != UINT32_MAX) return slot_set[h];
+      if (slots[h].key == key && slots[h].set != UINT32_MAX) return slots[h].set;
   }
   std::vector<double> work;            ///< per vertex: min over (t, option) of t·p
 };
@@ -133,16 +136,14 @@ inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_
     sp.keys.assign(sp.sets.size(), 0);
     std::size_t cap = 16;
     while (cap < 2 * sp.sets.size()) cap *= 2;
-    sp.slot_key.assign(cap, 0);
-    sp.slot_set.assign(cap, UINT32_MAX);
+    sp.slots.assign(cap, {});
     bool distinct = true;
     for (std::size_t i = 0; i < sp.sets.size() && distinct; ++i) {
       for (auto v : sp.sets[i]) sp.keys[i] ^= sp.zobrist[v];
       std::size_t h = sp.keys[i] & (cap - 1);
-      while (sp.slot_set[h] != UINT32_MAX && sp.slot_key[h] != sp.keys[i]) h = (h + 1) & (cap - 1);
-      distinct = sp.slot_set[h] == UINT32_MAX;
-      sp.slot_key[h] = sp.keys[i];
-      sp.slot_set[h] = static_cast<std::uint32_t>(i);
+      while (sp.slots[h].set != UINT32_MAX && sp.slots[h].key != sp.keys[i]) h = (h + 1) & (cap - 1);
+      distinct = sp.slots[h].set == UINT32_MAX;
+      sp.slots[h] = {sp.keys[i], static_cast<std::uint32_t>(i)};
     }
     if (distinct) return status::optimal;
   }
@@ -153,6 +154,7 @@ inline status piper_build_space(const io::piper_instance& in, std::uint64_t max_
 struct piper_stage_view {
   std::vector<std::size_t> nodes;
   std::vector<char> member;
+  std::vector<std::uint64_t> order_bits;  ///< scratch: the stage's vertices as a vertex-indexed bitset
   std::vector<int> degrees;  ///< indices into the instance's degrees (ascending t)
 };
 
@@ -172,6 +174,27 @@ class piper_stage_tables {
         const auto it = in.nodes[v].tmpcs.find(all_degrees_[j]);
         if (it != in.nodes[v].tmpcs.end() && !it->second.empty()) by_degree_[v * all_degrees_.size() + j] = &it->second;
       }
+    // τ's parts that do not depend on the stage, per (node, degree, option, d), as piper_tau computes them.
+    d_index_.assign(p.devices + 1, -1);
+    for (std::size_t d = 1; d <= p.devices; ++d)
+      if (p.microbatches % d == 0) { d_index_[d] = static_cast<int>(divisors_); ++divisors_; }
+    const std::size_t nd = all_degrees_.size();
+    resync_.assign(in.nodes.size() * nd * 2 * divisors_, 0.0);
+    compute_.assign(resync_.size(), 0.0);
+    same_bytes_.assign(in.nodes.size() * nd, 0);
+    for (std::size_t v = 0; v < in.nodes.size(); ++v)
+      for (std::size_t j = 0; j < nd; ++j) {
+        const auto* opts = by_degree_[v * nd + j];
+        if (!opts) continue;
+        same_bytes_[v * nd + j] = opts->size() == 2 && (*opts)[0].sync_fw == (*opts)[1].sync_fw && (*opts)[0].sync_bw == (*opts)[1].sync_bw;
+        for (std::size_t l = 0; l < opts->size(); ++l)
+          for (std::size_t d = 1; d <= p.devices; ++d) {
+            if (d_index_[d] < 0) continue;
+            const std::size_t at = part(v, j, l, d);
+            resync_[at] = piper_resync_bytes((*opts)[l].parameter_size, d, p.microbatches);
+            compute_[at] = (*opts)[l].time_per_sample / static_cast<double>(d);
+          }
+      }
   }
   [[nodiscard]] std::size_t bound_s() const noexcept { return bound_s_; }
   [[nodiscard]] std::size_t devices() const noexcept { return p_->devices; }
@@ -180,22 +203,29 @@ class piper_stage_tables {
   void edge_bytes(const piper_stage_view& x, std::size_t j) {
     opts_.resize(x.nodes.size());
     bytes_.resize(x.nodes.size());
+    degree_ = j;
+    nodes_ = &x.nodes;
     for (std::size_t i = 0; i < x.nodes.size(); ++i) {
       const std::size_t v = x.nodes[i];
       opts_[i] = by_degree_[v * all_degrees_.size() + j];
+      const bool same = same_bytes_[v * all_degrees_.size() + j] != 0;  // both options sync the same bytes
       for (std::size_t l = 0; l < opts_[i]->size(); ++l)
-        bytes_[i][l] = piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
+        bytes_[i][l] = same && l == 1 ? bytes_[i][0]
+                                      : piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
     }
   }
   /// The items at data parallelism d, after `edge_bytes`.
   void items(std::size_t d, std::vector<piper_item>& out) const {
     out.resize(opts_.size());
+    const double dd = static_cast<double>(d);
     for (std::size_t i = 0; i < opts_.size(); ++i) {
       const auto& opts = *opts_[i];
       piper_item& it = out[i];
       it.count = static_cast<std::uint8_t>(opts.size());
+      const std::size_t v = (*nodes_)[i];
       for (std::size_t l = 0; l < opts.size(); ++l) {
-        it.tau[l] = piper_tau(bytes_[i][l], opts[l], d, *p_);
+        const std::size_t at = part(v, degree_, l, d);  // = piper_tau(bytes_[i][l], opts[l], d, *p_), bit for bit
+        it.tau[l] = (bytes_[i][l] / dd + resync_[at]) / p_->bandwidth + compute_[at];
         it.a[l] = opts[l].memory_a;
         it.b[l] = opts[l].memory_b;
       }
@@ -247,6 +277,15 @@ class piper_stage_tables {
   std::size_t bound_s_ = 0;
   std::vector<const std::vector<io::piper_option>*> opts_;
   std::vector<std::array<double, 2>> bytes_;
+  std::size_t degree_ = 0;                          ///< the degree index of the last `edge_bytes`
+  const std::vector<std::size_t>* nodes_ = nullptr;  ///< the stage of the last `edge_bytes`
+  std::vector<int> d_index_;                        ///< per d ≤ K: its index among the divisors of N, or −1
+  std::size_t divisors_ = 0;
+  std::vector<double> resync_, compute_;            ///< per (node, degree, option, d): resync bytes, p / d
+  std::vector<char> same_bytes_;                    ///< per (node, degree): two options with equal sync bytes
+  [[nodiscard]] std::size_t part(std::size_t v, std::size_t j, std::size_t l, std::size_t d) const {
+    return ((v * all_degrees_.size() + j) * 2 + l) * divisors_ + static_cast<std::size_t>(d_index_[d]);
+  }
   std::vector<piper_item> items_;
   std::vector<double> ks_;
   piper_knapsack knapsack_;
@@ -298,15 +337,18 @@ struct piper_table {
 /// The candidates of one (D', t, d) into the raw array of D: at the steps of dp[D'][k − t·d]
 /// shifted by d, and at the steps down of KS.
 inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, std::size_t d,
-                       std::span<const double> ks, double bound, std::vector<double>& raw) {
-  const std::size_t K = tb.K, S = tb.S, w = S + 1;
+                       std::span<const double> ks, double bound, std::vector<double>& raw, std::size_t k_limit) {
+  const std::size_t K = std::min(tb.K, k_limit), S = tb.S, w = S + 1;
   if (d > S || ks[1] >= piper_infinity) return;  // nothing fits even at y = 1 (and KS[y] is infinite beyond)
   thread_local std::vector<std::size_t> ks_steps;
+  thread_local std::vector<double> ks_at;  // KS at y = ⌈s/d⌉, per s
   ks_steps.clear();
-  for (std::size_t s = d + 1; s <= S; ++s) {
-    const std::size_t y = (s + d - 1) / d;
-    if (ks[y] < ks[(s + d - 2) / d]) ks_steps.push_back(s);
-  }
+  for (std::size_t y = 2, s = d + 1; s <= S; ++y, s += d)  // s = (y − 1)·d + 1, where ⌈s/d⌉ becomes y
+    if (ks[y] < ks[y - 1]) ks_steps.push_back(s);
+  ks_at.resize(S + 1);
+  ks_at[0] = ks[0];
+  for (std::size_t y = 1, s = 1; s <= S; ++y)
+    for (const std::size_t last = std::min(S, y * d); s <= last; ++s) ks_at[s] = ks[y];
   for (std::size_t k = t * d + tb.first_finite[sub]; k <= K; ++k) {
     const std::size_t kr = k - t * d;
     if (kr > 0 && tb.same[tb.row(sub, kr)]) continue;  // the same candidates as at k − 1
@@ -315,13 +357,13 @@ inline void piper_push(const piper_table& tb, std::size_t sub, std::size_t t, st
     for (std::uint64_t i = tb.begin[r]; i < tb.begin[r + 1]; ++i) {
       const std::size_t s = tb.step_s[i] + d;
       if (s > S) break;
-      const double y = ks[(s + d - 1) / d];
+      const double y = ks_at[s];
       if (y >= piper_infinity) break;  // infinite for every larger y
       const double v = std::max(tb.step_v[i], y);
       if (v <= bound) out[s] = std::min(out[s], v);
     }
     for (auto s : ks_steps) {
-      const double v = std::max(tb.at(sub, kr, s - d), ks[(s + d - 1) / d]);
+      const double v = std::max(tb.at(sub, kr, s - d), ks_at[s]);
       if (v <= bound) out[s] = std::min(out[s], v);
     }
   }
@@ -340,11 +382,17 @@ std::uint64_t piper_for_each_subset(const piper_space& sp, std::size_t set, pipe
     ++pairs;
     const std::size_t sub = sp.find(sp.keys[set] ^ acc.key);
     if (!keep(sub, acc.work)) return downset_action::proceed;
+    // The stage's vertices, ascending: marked in a vertex-indexed bitset, then read in order.
     x.nodes.clear();
+    x.order_bits.assign((x.member.size() + 63) / 64, 0);
     for (std::size_t k = 0; k < f.num_words(); ++k)
-      for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1)
-        x.nodes.push_back(e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-    std::sort(x.nodes.begin(), x.nodes.end());
+      for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1) {
+        const std::size_t v = e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        x.order_bits[v / 64] |= std::uint64_t{1} << (v % 64);
+      }
+    for (std::size_t k = 0; k < x.order_bits.size(); ++k)
+      for (std::uint64_t bits = x.order_bits[k]; bits; bits &= bits - 1)
+        x.nodes.push_back(k * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
     for (auto v : x.nodes) x.member[v] = 1;
     const bool go_on = visit(sub, x);
     for (auto v : x.nodes) x.member[v] = 0;
@@ -364,17 +412,32 @@ inline std::uint64_t piper_run_dp(const piper_space& sp, piper_stage_tables& tab
   std::vector<double> raw((tb.K + 1) * (tb.S + 1), 0.0);
   tb.append(raw);  // ∅: 0 everywhere
   std::uint64_t pairs = 0;
+  std::vector<char> in_set(sp.work.size(), 0);
   for (std::size_t set = 1; set < sp.sets.size(); ++set) {
     std::fill(raw.begin(), raw.end(), piper_infinity);
+    // The nodes before D (All ∖ D) need ⌈their work / bound⌉ devices of a chain within the bound,
+    // so D's rows above k_max gain nothing such a chain uses: candidates are written to rows ≤
+    // k_max only (the rows above are then the prefix minimum of those, values of real chains).
+    long k_max = static_cast<long>(tb.K);
+    if (bound < piper_infinity) {
+      for (auto v : sp.sets[set]) in_set[v] = 1;
+      double before = 0;
+      for (std::size_t v = 0; v < sp.work.size(); ++v)
+        if (!in_set[v]) before += sp.work[v];
+      for (auto v : sp.sets[set]) in_set[v] = 0;
+      const double need = std::ceil(before / bound * (1 - 1e-9));
+      k_max = need > static_cast<double>(tb.K) ? -1 : static_cast<long>(tb.K) - static_cast<long>(need);
+    }
     // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of K.
     auto keep = [&](std::size_t sub, double work) {
-      return tb.first_finite[sub] <= tb.K &&
-             work <= bound * static_cast<double>(tb.K - tb.first_finite[sub]) * (1 + 1e-12);
+      return static_cast<long>(tb.first_finite[sub]) <= k_max &&
+             work <= bound * static_cast<double>(static_cast<std::size_t>(k_max) - tb.first_finite[sub]) * (1 + 1e-12);
     };
     pairs += piper_for_each_subset(sp, set, x, keep, [&](std::size_t sub, piper_stage_view& stage) {
+      const std::size_t limit = static_cast<std::size_t>(k_max);
       tables.degrees(stage);
-      tables.fill(stage, bound, tb.K - tb.first_finite[sub], [&](std::size_t t, std::size_t d, std::span<const double> ks) {
-        piper_push(tb, sub, t, d, ks, bound, raw);
+      tables.fill(stage, bound, limit - tb.first_finite[sub], [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+        piper_push(tb, sub, t, d, ks, bound, raw, limit);
       });
       return true;
     });
@@ -389,6 +452,67 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   for (std::size_t k = 0; k <= tb.K; ++k)
     for (std::size_t s = 1; s <= tb.S; ++s)
       if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
+  return best;
+}
+
+/// The DP restricted to the suffixes of one topological order (a chain of n + 1 sets, n(n+1)/2
+/// pairs), with candidates above `bound` left out (and the same pruning as `piper_run_dp`):
+/// the value of a split the full DP also sees, with the same stage values, or infinity when no
+/// chain of that order is within the bound.
+inline double piper_chain_value(const piper_space& sp, piper_stage_tables& tables, piper_stage_view& x,
+                                const std::vector<std::size_t>& order, double bound) {
+  const std::size_t n = order.size();
+  piper_table tb;
+  tb.K = tables.devices();
+  tb.S = tables.bound_s();
+  std::vector<double> raw((tb.K + 1) * (tb.S + 1), 0.0);
+  tb.append(raw);  // ∅
+  std::vector<double> suffix_work(n + 1, 0.0), prefix_work(n + 1, 0.0);  // work of order[n − c, n), of order[0, a)
+  for (std::size_t c = 1; c <= n; ++c) suffix_work[c] = suffix_work[c - 1] + sp.work[order[n - c]];
+  for (std::size_t a = 1; a <= n; ++a) prefix_work[a] = prefix_work[a - 1] + sp.work[order[a - 1]];
+  for (std::size_t c = 1; c <= n; ++c) {  // the suffix of c nodes; its first stages are order[n − c, n − c2)
+    std::fill(raw.begin(), raw.end(), piper_infinity);
+    long k_max = static_cast<long>(tb.K);
+    if (bound < piper_infinity) {
+      const double need = std::ceil(prefix_work[n - c] / bound * (1 - 1e-9));
+      k_max = need > static_cast<double>(tb.K) ? -1 : static_cast<long>(tb.K) - static_cast<long>(need);
+    }
+    for (std::size_t c2 = 0; c2 < c; ++c2) {
+      const double work = suffix_work[c] - suffix_work[c2];
+      if (static_cast<long>(tb.first_finite[c2]) > k_max ||
+          work > bound * static_cast<double>(static_cast<std::size_t>(k_max) - tb.first_finite[c2]) * (1 + 1e-9))
+        continue;
+      const auto limit = static_cast<std::size_t>(k_max);
+      x.nodes.assign(order.begin() + static_cast<std::ptrdiff_t>(n - c), order.begin() + static_cast<std::ptrdiff_t>(n - c2));
+      std::sort(x.nodes.begin(), x.nodes.end());
+      for (auto v : x.nodes) x.member[v] = 1;
+      tables.degrees(x);
+      tables.fill(x, bound, limit - tb.first_finite[c2], [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+        piper_push(tb, c2, t, d, ks, bound, raw, limit);
+      });
+      for (auto v : x.nodes) x.member[v] = 0;
+    }
+    tb.append(raw);
+  }
+  std::size_t k = 0, s = 0;
+  return piper_best(tb, n, k, s);
+}
+
+/// An upper bound on the DP's value: the best chain over the suffixes of the enumerator's
+/// topological order or of upstream's LIFO order, found with bounds 1.25^r · `start`, r < 12
+/// (cheap while tight), until one is within its bound, else without a bound; infinity when
+/// neither order has a chain that fits.
+inline double piper_chain_bound(const io::piper_instance& in, const piper_space& sp, piper_stage_tables& tables,
+                                piper_stage_view& x, double start) {
+  const std::vector<std::size_t> orders[2] = {sp.forward.order(), piper_lifo_topological_order(in)};
+  double bound = start;
+  for (int round = 0; start > 0 && round < 12; ++round, bound *= 1.25) {
+    double best = piper_infinity;
+    for (const auto& order : orders) best = std::min(best, piper_chain_value(sp, tables, x, order, bound));
+    if (best <= bound) return best;
+  }
+  double best = piper_infinity;
+  for (const auto& order : orders) best = std::min(best, piper_chain_value(sp, tables, x, order, piper_infinity));
   return best;
 }
 
@@ -425,10 +549,15 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   double lower = 0;
   for (double w : sp.work) lower += w;
   lower /= static_cast<double>(p.devices);
+  // A split's value bounds the optimum from above: the last round needs no more than that bound
+  // (a relative 1e-9 above it, for the rounding of the sums). It is often the optimum itself
+  // (GNMT), so guesses below it are tried only when it is more than 1.25× the first guess.
+  const double upper = opt.bounded_rounds > 0 ? detail::piper_chain_bound(in, sp, tables, x, lower * 1.005) : piper_infinity;
+  const double cap = upper < piper_infinity ? upper * (1 + 1e-9) : piper_infinity;
   int round = 0;
   for (double guess = lower * 1.005;; guess *= 1.25, ++round) {
-    const bool last = !(lower > 0) || round == opt.bounded_rounds;
-    const double bound = last ? piper_infinity : guess;
+    const bool last = !(lower > 0) || round == opt.bounded_rounds || !(guess * 1.25 < cap);
+    const double bound = last ? cap : guess;
     res.set_pairs = detail::piper_run_dp(sp, tables, x, bound, tb);
     best = detail::piper_best(tb, sp.sets.size() - 1, k_used, s_used);
     if (last || best <= bound) break;
