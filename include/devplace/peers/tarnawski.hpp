@@ -18,14 +18,20 @@
 ///                     min_{J ⊊ I} max(dp[c−1][f][J], load_CPU(I∖J)), max(dp[c][f−1][J], load_ACC(I∖J)))
 /// and the answer is dp[C][F][all]: every device gets one contiguous block, devices may idle.
 ///
-/// Implementation: the ideals are sorted by size; the DP pushes from each J to every I ⊋ J,
-/// grown one supernode at a time by `downset_growth` with an accumulator that keeps the block's
-/// sums and boundary cost up to date (O(deg · n/64) per pair); I's index is found through an
-/// incremental 64-bit key. Blocks whose CPU load and accelerator compute both exceed a bound are
-/// pruned with everything grown from them (both only grow); the bound starts just above a lower
-/// bound and is raised until the DP finds a chain within it, the last resort being the optimum
-/// over one topological order's prefixes, so the result is always exact. Memory:
-/// O(ideals · (C+1)(F+1)) plus the ideals' bitsets; pairs are never stored.
+/// Implementation: the ideals are enumerated once, sorted by size and linked downwards (I → I ∖ {m}
+/// for each maximal m, found through a 64-bit key). dp[I] is pulled from every J ⊊ I by a
+/// depth-first walk down these links (each J once, by stamps) that grows the block I ∖ J one
+/// supernode at a time, keeping its sums and, per tail, whether its own position and how many of
+/// its heads are in the block (the boundary cost in O(tails touched) per step). A walk stops below
+/// J when the block's CPU load and accelerator compute (both only grow) are above the bound or no
+/// better than every state they could improve. The DP runs with a bound U: blocks and candidates
+/// above U are left out, and so are the states (c, f) of an ideal whose work does not fit
+/// fractionally on c CPUs and f accelerators, or whose rest does not fit on the others; U starts
+/// just above a lower bound and is raised until the DP finds a chain within it, the last resort
+/// being the optimum over one topological order's prefixes, so the result is always exact. The
+/// ideals of one size are independent and run on the executor (`threads`; the same result for
+/// any number). The ideal pairs are counted by inclusion–exclusion over the maximal elements,
+/// never enumerated. Memory: O(ideals · (C+1)(F+1)) plus the ideals' bitsets and links.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -573,16 +579,20 @@ inline tw_dp tw_solve(const tw_model& m, const tw_lattice& lat, const std::vecto
   auto one = [&](std::size_t i, tw_scratch& s) {
     tw_pull(m, lat, allowed.empty() ? nullptr : &allowed[i * L], C, F, ub, i, r, s);
   };
+  std::optional<executor> pool;  // one pool for all layers (a layer is often a few ideals)
+  if (workers > 1) pool.emplace(workers);
   for (std::size_t size = 1; size + 1 < lat.layer.size(); ++size) {
     const std::size_t lo = lat.layer[size], hi = lat.layer[size + 1];
-    if (workers == 1 || hi - lo < 2) {
+    if (!pool || hi - lo < 2) {
       for (std::size_t i = lo; i < hi; ++i) one(i, scratch[0]);
       continue;
     }
     std::atomic<std::size_t> next{lo};
-    parallel_for(std::min<std::size_t>(workers, hi - lo), workers, [&](std::size_t w) {
-      for (std::size_t i; (i = next++) < hi;) one(i, scratch[w]);
-    });
+    for (std::size_t w = 0; w < std::min<std::size_t>(workers, hi - lo); ++w)
+      pool->submit([&, w] {
+        for (std::size_t i; !pool->stop_requested() && (i = next++) < hi;) one(i, scratch[w]);
+      });
+    pool->wait();
   }
   return r;
 }
