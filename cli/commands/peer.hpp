@@ -1,5 +1,5 @@
 #pragma once
-// devplace peer tarnawski --graph F.json [--cpus C] [--fpgas F] [--max-ideals N] [--out R.json]
+// devplace peer tarnawski --graph F.json [--cpus C] [--fpgas F] [--max-ideals N] [--threads N] [--out R.json]
 // devplace peer pipedream --graph graph.txt -n A [B ...] [-b BW1 [BW2 ...]] [--straight]
 //                         [--fewer-machines] [--memory BYTES] [--compression R | --no-transfers]
 //                         [--out R.json]
@@ -98,6 +98,7 @@ inline void register_peer_tarnawski(CLI::App* peer) {
     std::string graph, out;
     std::optional<std::size_t> cpus, fpgas;
     std::uint64_t max_ideals = 5'000'000;
+    unsigned threads = 1;
   };
   auto a = std::make_shared<args_t>();
   auto* cmd = peer->add_subcommand("tarnawski", "Tarnawski et al. 2020 max-load DP (throughput-dp/dp.cpp) on its JSON");
@@ -105,11 +106,13 @@ inline void register_peer_tarnawski(CLI::App* peer) {
   cmd->add_option("--cpus", a->cpus, "Override maxCPUs");
   cmd->add_option("--fpgas", a->fpgas, "Override maxFPGAs (accelerators)");
   cmd->add_option("--max-ideals", a->max_ideals, "Stop beyond this many ideals")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Workers over the ideals of one size (0: one per hardware thread); the result is the same")
+      ->capture_default_str();
   cmd->add_option("--out", a->out, "Write the result (JSON) here");
   cmd->callback([a] {
     require_writable({a->out});
     const auto in = io::read_tarnawski_instance(a->graph);
-    const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals});
+    const auto r = peers::tarnawski_max_load(in, {.cpus = a->cpus, .fpgas = a->fpgas, .max_ideals = a->max_ideals, .threads = a->threads});
     if (r.status == status::work_limit)
       throw failure("tarnawski: more than " + std::to_string(a->max_ideals) + " ideals after preprocessing; raise --max-ideals");
     if (r.status != status::optimal) throw failure("tarnawski: no split has a finite load");

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "devplace/algorithm/downset_growth.hpp"
 #include "devplace/algorithm/downsets.hpp"
 #include "support/random_dag.hpp"
 #include "support/skip.hpp"

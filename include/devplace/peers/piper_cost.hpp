@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -137,8 +138,11 @@ inline bool piper_shave(std::span<const piper_item> items, double cap, double y,
       const double saving = (items[i].a[h[i]] * y + items[i].b[h[i]]) - (items[i].a[l] * y + items[i].b[l]);
       if (saving > 1e-9) swaps.emplace_back((items[i].tau[l] - items[i].tau[h[i]]) / saving, i, l);
     }
-  std::sort(swaps.begin(), swaps.end());
-  for (const auto& [ratio, i, l] : swaps) {
+  // The swaps in increasing order, taken from a heap: usually a few are applied, not all sorted.
+  std::make_heap(swaps.begin(), swaps.end(), std::greater<>{});
+  for (auto end = swaps.end(); end != swaps.begin(); --end) {
+    std::pop_heap(swaps.begin(), end, std::greater<>{});
+    const auto& [ratio, i, l] = *(end - 1);
     shave -= (items[i].a[h[i]] * y + items[i].b[h[i]]) - (items[i].a[l] * y + items[i].b[l]);
     h[i] = l;
     if (shave < 1e-9) break;
