@@ -316,3 +316,42 @@ TEST_CASE("successor_dp_table: both stage-count modes and two combine rules equa
   CHECK(checked > 5000);
   CHECK(finite > 200);
 }
+
+TEST_CASE("successor_dp_table: a row limit leaves the rows up to it as without one (random DAGs, both modes)") {
+  std::mt19937_64 rng(0x11a1);
+  int compared = 0;
+  for (std::size_t n = 1; n <= 6; ++n)
+    for (auto sh : test::all_shapes) {
+      sdp_instance in{n, test::random_adjacency(rng, n, sh), {}};
+      std::vector<std::pair<csr_dag::vertex_type, csr_dag::vertex_type>> from;
+      for (std::size_t u = 0; u < n; ++u)
+        for (int v : in.adj[u]) from.emplace_back(static_cast<csr_dag::vertex_type>(u), static_cast<csr_dag::vertex_type>(v));
+      const successor_sets sets(csr_dag(n, from));
+      for (stage_count mode : {stage_count::exact, stage_count::at_most}) {
+        const std::uint64_t salt = rng();
+        const std::size_t K = 1 + rng() % 5, S = 1 + rng() % 4, L = rng() % (K + 1);
+        const double bound = rng() % 2 ? sdp_inf : 6.0;
+        auto fill = [&](successor_dp_table<>& table, std::size_t limit) {
+          auto x = sets.make_stage();
+          successor_dp_fill(sets, table, x, sets.size(), [](std::size_t, double) { return true; },
+                            [&](std::size_t, std::size_t sub, const successor_stage& st, auto& tb) {
+                              for (const auto& o : sdp_options(sdp_mask(st.nodes), salt))
+                                tb.relax(sub, o.a, o.u, [&](std::size_t s) { return o.cost(s); }, bound, limit);
+                            });
+        };
+        successor_dp_table<> full(sets.size(), K, S, mode), limited(sets.size(), K, S, mode);
+        fill(full, K + 7);  // a limit above K is no limit
+        fill(limited, L);
+        for (std::size_t D = 0; D < sets.size(); ++D)
+          for (std::size_t k = 0; k <= K; ++k)
+            for (std::size_t s = 0; s <= S; ++s) {
+              INFO("n=" << n << " mode=" << int(mode) << " D=" << D << " k=" << k << " s=" << s << " L=" << L);
+              if (k <= L) CHECK(limited.at(D, k, s) == full.at(D, k, s));
+              else if (mode == stage_count::at_most) CHECK(limited.at(D, k, s) == limited.at(D, L, s));
+              else if (D != 0) CHECK(limited.at(D, k, s) == sdp_inf);
+              ++compared;
+            }
+      }
+    }
+  CHECK(compared > 2000);
+}

@@ -126,15 +126,23 @@ class successor_sets {
     detail::dynamic_bitset base = e.full_set();
     for (auto v : sets_[set]) base.reset(e.position_of(v));
     std::uint64_t pairs = 0;
+    const std::size_t order_words = (num_vertices() + 63) / 64;
+    thread_local std::vector<std::uint64_t> order_bits;
     (void)e.for_each_superset(base, key_acc{this, 0, 0.0}, [&](const detail::dynamic_bitset& f, const key_acc& acc) {
       ++pairs;
       const std::size_t sub = find(keys_[set] ^ acc.key);
       if (!keep(sub, acc.weight)) return downset_action::proceed;
+      // The stage's vertices, ascending: marked in a vertex-indexed bitset, then read in order.
       x.nodes.clear();
+      order_bits.assign(order_words, 0);
       for (std::size_t k = 0; k < f.num_words(); ++k)
-        for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1)
-          x.nodes.push_back(e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-      std::sort(x.nodes.begin(), x.nodes.end());
+        for (std::uint64_t bits = f.words()[k] & ~base.words()[k]; bits; bits &= bits - 1) {
+          const std::size_t v = e.vertex_at(k * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+          order_bits[v / 64] |= std::uint64_t{1} << (v % 64);
+        }
+      for (std::size_t k = 0; k < order_words; ++k)
+        for (std::uint64_t bits = order_bits[k]; bits; bits &= bits - 1)
+          x.nodes.push_back(k * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
       for (auto v : x.nodes) x.member[v] = 1;
       const bool go_on = visit(sub, x);
       for (auto v : x.nodes) x.member[v] = 0;
@@ -177,16 +185,14 @@ class successor_sets {
       keys_.assign(sets_.size(), 0);
       std::size_t cap = 16;
       while (cap < 2 * sets_.size()) cap *= 2;
-      slot_key_.assign(cap, 0);
-      slot_set_.assign(cap, UINT32_MAX);
+      slots_.assign(cap, {});
       bool distinct = true;
       for (std::size_t i = 0; i < sets_.size() && distinct; ++i) {
         for (auto v : sets_[i]) keys_[i] ^= zobrist_[v];
         std::size_t h = keys_[i] & (cap - 1);
-        while (slot_set_[h] != UINT32_MAX && slot_key_[h] != keys_[i]) h = (h + 1) & (cap - 1);
-        distinct = slot_set_[h] == UINT32_MAX;
-        slot_key_[h] = keys_[i];
-        slot_set_[h] = static_cast<std::uint32_t>(i);
+        while (slots_[h].set != UINT32_MAX && slots_[h].key != keys_[i]) h = (h + 1) & (cap - 1);
+        distinct = slots_[h].set == UINT32_MAX;
+        slots_[h] = {keys_[i], static_cast<std::uint32_t>(i)};
       }
       if (distinct) return;
     }
@@ -194,17 +200,21 @@ class successor_sets {
 
   /// The set with this key (every key looked up belongs to a set).
   [[nodiscard]] std::size_t find(std::uint64_t key) const {
-    const std::size_t mask = slot_key_.size() - 1;
+    const std::size_t mask = slots_.size() - 1;
     for (std::size_t h = key & mask;; h = (h + 1) & mask)
-      if (slot_key_[h] == key && slot_set_[h] != UINT32_MAX) return slot_set_[h];
+      if (slots_[h].key == key && slots_[h].set != UINT32_MAX) return slots_[h].set;
   }
 
   downset_enumerator forward_;
   std::vector<double> weights_;
   std::vector<std::vector<std::size_t>> sets_;
   devplace::status outcome_ = status::optimal;
-  std::vector<std::uint64_t> zobrist_, keys_, slot_key_;
-  std::vector<std::uint32_t> slot_set_;
+  struct slot {
+    std::uint64_t key = 0;
+    std::uint32_t set = UINT32_MAX;  ///< UINT32_MAX = empty
+  };
+  std::vector<std::uint64_t> zobrist_, keys_;
+  std::vector<slot> slots_;  ///< open addressing, key and set side by side (one cache line per probe)
 };
 
 /// Whether dp[D][k][s] counts exactly s stage units or at most s.
@@ -260,10 +270,14 @@ class successor_dp_table {
 
   /// Offers, for the open set D and its subset `sub` (finished), the stage on `a` devices and
   /// `u` stage units with cost `cost(s)` at total stage units s (called for s = u…S; once it is
-  /// infinite it must stay infinite for larger s). Candidates above `bound` are dropped.
+  /// infinite it must stay infinite for larger s). Candidates above `bound` are dropped, and
+  /// candidates go only to the rows k ≤ `k_limit` (a caller that knows no chain it needs uses
+  /// more devices for D): in `at_most` mode the rows above are then the prefix minimum of those.
   template <class Cost>
-  void relax(std::size_t sub, std::size_t a, std::size_t u, Cost&& cost, double bound = inf) {
+  void relax(std::size_t sub, std::size_t a, std::size_t u, Cost&& cost, double bound = inf,
+             std::size_t k_limit = std::numeric_limits<std::size_t>::max()) {
     if (a > K_ || u > S_) return;
+    const std::size_t K = std::min(K_, k_limit);
     if (mode_ == stage_count::exact) {
       double* out = dense_.data() + done_ * (S_ + 1) * (K_ + 1);
       for (std::size_t s = u; s <= S_; ++s) {
@@ -271,7 +285,7 @@ class successor_dp_table {
         if (c >= inf_) break;
         const double* rest = dense_.data() + (sub * (S_ + 1) + (s - u)) * (K_ + 1);
         double* cell = out + s * (K_ + 1);
-        for (std::size_t k = a; k <= K_; ++k) {
+        for (std::size_t k = a; k <= K; ++k) {
           if (rest[k - a] >= inf_) continue;
           const double v = combine_(rest[k - a], c);
           if (v <= bound) cell[k] = std::min(cell[k], v);
@@ -289,7 +303,7 @@ class successor_dp_table {
       prev = c;
     }
     const std::size_t w = S_ + 1;
-    for (std::size_t k = a + first_finite_[sub]; k <= K_; ++k) {
+    for (std::size_t k = a + first_finite_[sub]; k <= K; ++k) {
       const std::size_t kr = k - a;
       if (kr > 0 && same_[row(sub, kr)]) continue;  // the same candidates as at k − 1
       const std::size_t r = row(sub, kr);

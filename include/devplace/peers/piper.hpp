@@ -107,6 +107,27 @@ class piper_stage_tables {
         const auto it = in.nodes[v].tmpcs.find(all_degrees_[j]);
         if (it != in.nodes[v].tmpcs.end() && !it->second.empty()) by_degree_[v * all_degrees_.size() + j] = &it->second;
       }
+    // τ's parts that do not depend on the stage, per (node, degree, option, d), as piper_tau computes them.
+    d_index_.assign(p.devices + 1, -1);
+    for (std::size_t d = 1; d <= p.devices; ++d)
+      if (p.microbatches % d == 0) { d_index_[d] = static_cast<int>(divisors_); ++divisors_; }
+    const std::size_t nd = all_degrees_.size();
+    resync_.assign(in.nodes.size() * nd * 2 * divisors_, 0.0);
+    compute_.assign(resync_.size(), 0.0);
+    same_bytes_.assign(in.nodes.size() * nd, 0);
+    for (std::size_t v = 0; v < in.nodes.size(); ++v)
+      for (std::size_t j = 0; j < nd; ++j) {
+        const auto* opts = by_degree_[v * nd + j];
+        if (!opts) continue;
+        same_bytes_[v * nd + j] = opts->size() == 2 && (*opts)[0].sync_fw == (*opts)[1].sync_fw && (*opts)[0].sync_bw == (*opts)[1].sync_bw;
+        for (std::size_t l = 0; l < opts->size(); ++l)
+          for (std::size_t d = 1; d <= p.devices; ++d) {
+            if (d_index_[d] < 0) continue;
+            const std::size_t at = part(v, j, l, d);
+            resync_[at] = piper_resync_bytes((*opts)[l].parameter_size, d, p.microbatches);
+            compute_[at] = (*opts)[l].time_per_sample / static_cast<double>(d);
+          }
+      }
   }
   [[nodiscard]] std::size_t bound_s() const noexcept { return bound_s_; }
   [[nodiscard]] std::size_t devices() const noexcept { return p_->devices; }
@@ -115,22 +136,29 @@ class piper_stage_tables {
   void edge_bytes(const piper_stage_view& x, std::size_t j) {
     opts_.resize(x.nodes.size());
     bytes_.resize(x.nodes.size());
+    degree_ = j;
+    nodes_ = &x.nodes;
     for (std::size_t i = 0; i < x.nodes.size(); ++i) {
       const std::size_t v = x.nodes[i];
       opts_[i] = by_degree_[v * all_degrees_.size() + j];
+      const bool same = same_bytes_[v * all_degrees_.size() + j] != 0;  // both options sync the same bytes
       for (std::size_t l = 0; l < opts_[i]->size(); ++l)
-        bytes_[i][l] = piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
+        bytes_[i][l] = same && l == 1 ? bytes_[i][0]
+                                      : piper_edge_bytes(*in_, v, (*opts_[i])[l], [&](std::size_t u) { return x.member[u] != 0; });
     }
   }
   /// The items at data parallelism d, after `edge_bytes`.
   void items(std::size_t d, std::vector<piper_item>& out) const {
     out.resize(opts_.size());
+    const double dd = static_cast<double>(d);
     for (std::size_t i = 0; i < opts_.size(); ++i) {
       const auto& opts = *opts_[i];
       piper_item& it = out[i];
       it.count = static_cast<std::uint8_t>(opts.size());
+      const std::size_t v = (*nodes_)[i];
       for (std::size_t l = 0; l < opts.size(); ++l) {
-        it.tau[l] = piper_tau(bytes_[i][l], opts[l], d, *p_);
+        const std::size_t at = part(v, degree_, l, d);  // = piper_tau(bytes_[i][l], opts[l], d, *p_), bit for bit
+        it.tau[l] = (bytes_[i][l] / dd + resync_[at]) / p_->bandwidth + compute_[at];
         it.a[l] = opts[l].memory_a;
         it.b[l] = opts[l].memory_b;
       }
@@ -182,6 +210,15 @@ class piper_stage_tables {
   std::size_t bound_s_ = 0;
   std::vector<const std::vector<io::piper_option>*> opts_;
   std::vector<std::array<double, 2>> bytes_;
+  std::size_t degree_ = 0;                          ///< the degree index of the last `edge_bytes`
+  const std::vector<std::size_t>* nodes_ = nullptr;  ///< the stage of the last `edge_bytes`
+  std::vector<int> d_index_;                        ///< per d ≤ K: its index among the divisors of N, or −1
+  std::size_t divisors_ = 0;
+  std::vector<double> resync_, compute_;            ///< per (node, degree, option, d): resync bytes, p / d
+  std::vector<char> same_bytes_;                    ///< per (node, degree): two options with equal sync bytes
+  [[nodiscard]] std::size_t part(std::size_t v, std::size_t j, std::size_t l, std::size_t d) const {
+    return ((v * all_degrees_.size() + j) * 2 + l) * divisors_ + static_cast<std::size_t>(d_index_[d]);
+  }
   std::vector<piper_item> items_;
   std::vector<double> ks_;
   piper_knapsack knapsack_;
@@ -190,23 +227,63 @@ class piper_stage_tables {
 /// dp[D][k][s]: "at most k devices, Σd at most s", steps of each row (successor_dp.hpp).
 using piper_table = successor_dp_table<>;
 
-/// Fills `tb` with dp[D][k][·] for every set, keeping only candidates ≤ `bound`. Returns the
-/// number of pairs.
+/// The rows of a set D that candidates within `bound` go to: the nodes before D (All ∖ D, of
+/// device-time bound `before`) need ⌈before / bound⌉ devices of any chain within the bound, so D's
+/// rows above k_max = K − that gain nothing such a chain uses (−1: none). K without a bound.
+inline long piper_row_limit(double before, double bound, std::size_t K) {
+  if (!(bound < piper_infinity)) return static_cast<long>(K);
+  const double need = std::ceil(before / bound * (1 - 1e-9));
+  return need > static_cast<double>(K) ? -1 : static_cast<long>(K) - static_cast<long>(need);
+}
+
+/// ks_at[s] = KS[⌈s/d⌉] for s = 0…S (the stage's cost at s stage units in all).
+inline void piper_expand_ks(std::span<const double> ks, std::size_t d, std::size_t S, std::vector<double>& ks_at) {
+  ks_at.resize(S + 1);
+  ks_at[0] = ks[0];
+  for (std::size_t y = 1, s = 1; s <= S; ++y)
+    for (const std::size_t last = std::min(S, y * d); s <= last; ++s) ks_at[s] = ks[y];
+}
+
+/// Fills `tb` with dp[D][k][·] for every set, keeping only candidates ≤ `bound`; under a bound,
+/// candidates go only to D's rows k ≤ `piper_row_limit` (the rows above are then the prefix
+/// minimum of those: values of real chains, and the reconstruction never reaches them). Returns
+/// the number of pairs.
 inline std::uint64_t piper_run_dp(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x, double bound,
                                   piper_table& tb) {
   tb = piper_table(sets.size(), tables.devices(), tables.bound_s(), stage_count::at_most, {}, piper_infinity);
-  const std::size_t K = tb.devices();
-  // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of K.
-  auto keep = [&](std::size_t sub, double work) {
-    return tb.first_finite(sub) <= K && work <= bound * static_cast<double>(K - tb.first_finite(sub)) * (1 + 1e-12);
-  };
-  return successor_dp_fill(sets, tb, x, sets.size(), keep,
-                           [&](std::size_t, std::size_t sub, piper_stage_view& stage, piper_table& table) {
-    tables.degrees(stage);
-    tables.fill(stage, bound, K - table.first_finite(sub), [&](std::size_t t, std::size_t d, std::span<const double> ks) {
-      table.relax(sub, t * d, d, [&](std::size_t s) { return ks[(s + d - 1) / d]; }, bound);
+  const std::size_t K = tb.devices(), S = tb.stage_units();
+  const auto& work = sets.weights();
+  std::vector<char> in_set(work.size(), 0);
+  std::vector<double> ks_at;
+  std::uint64_t pairs = 0;
+  for (std::size_t set = 1; set < sets.size(); ++set) {
+    tb.open();
+    long k_max = static_cast<long>(K);
+    if (bound < piper_infinity) {
+      for (auto v : sets.vertices(set)) in_set[v] = 1;
+      double before = 0;
+      for (std::size_t v = 0; v < work.size(); ++v)
+        if (!in_set[v]) before += work[v];
+      for (auto v : sets.vertices(set)) in_set[v] = 0;
+      k_max = piper_row_limit(before, bound, K);
+    }
+    // The stage runs on t·d ≥ work / bound devices, the rest needs first_finite[sub] of k_max.
+    auto keep = [&](std::size_t sub, double w) {
+      return static_cast<long>(tb.first_finite(sub)) <= k_max &&
+             w <= bound * static_cast<double>(static_cast<std::size_t>(k_max) - tb.first_finite(sub)) * (1 + 1e-12);
+    };
+    pairs += sets.for_each_subset(set, x, keep, [&](std::size_t sub, piper_stage_view& stage) {
+      const auto limit = static_cast<std::size_t>(k_max);
+      tables.degrees(stage);
+      tables.fill(stage, bound, limit - tb.first_finite(sub), [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+        piper_expand_ks(ks, d, S, ks_at);  // KS(⌈s/d⌉) per s, once per (D', t, d)
+        tb.relax(sub, t * d, d, [&](std::size_t s) { return ks_at[s]; }, bound, limit);
+      });
+      return true;
     });
-  });
+    tb.close();
+  }
+  return pairs;
 }
 
 /// Upstream's choice of the answer: the first (k, s ≥ 1) improving by more than 1e-9.
@@ -215,6 +292,61 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   for (std::size_t k = 0; k <= tb.devices(); ++k)
     for (std::size_t s = 1; s <= tb.stage_units(); ++s)
       if (tb.at(all, k, s) + 1e-9 < best) { best = tb.at(all, k, s); k_used = k; s_used = s; }
+  return best;
+}
+
+/// The DP restricted to the suffixes of one topological order (a chain of n + 1 sets, n(n+1)/2
+/// pairs; the table's set c is the suffix of c nodes), with candidates above `bound` left out and
+/// the same pruning as `piper_run_dp`: the value of a split the full DP also sees, with the same
+/// stage values, or infinity when no chain of that order is within the bound.
+inline double piper_chain_value(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x,
+                                const std::vector<std::size_t>& order, double bound) {
+  const std::size_t n = order.size();
+  const auto& work = sets.weights();
+  piper_table tb(n + 1, tables.devices(), tables.bound_s(), stage_count::at_most, {}, piper_infinity);
+  const std::size_t K = tb.devices();
+  std::vector<double> suffix_work(n + 1, 0.0), prefix_work(n + 1, 0.0);  // work of order[n − c, n), of order[0, a)
+  for (std::size_t c = 1; c <= n; ++c) suffix_work[c] = suffix_work[c - 1] + work[order[n - c]];
+  for (std::size_t a = 1; a <= n; ++a) prefix_work[a] = prefix_work[a - 1] + work[order[a - 1]];
+  for (std::size_t c = 1; c <= n; ++c) {  // the suffix of c nodes; its first stage is order[n − c, n − c2)
+    tb.open();
+    const long k_max = piper_row_limit(prefix_work[n - c], bound, K);
+    for (std::size_t c2 = 0; c2 < c; ++c2) {
+      const double w = suffix_work[c] - suffix_work[c2];
+      if (static_cast<long>(tb.first_finite(c2)) > k_max ||
+          w > bound * static_cast<double>(static_cast<std::size_t>(k_max) - tb.first_finite(c2)) * (1 + 1e-9))
+        continue;
+      const auto limit = static_cast<std::size_t>(k_max);
+      x.nodes.assign(order.begin() + static_cast<std::ptrdiff_t>(n - c), order.begin() + static_cast<std::ptrdiff_t>(n - c2));
+      std::sort(x.nodes.begin(), x.nodes.end());
+      for (auto v : x.nodes) x.member[v] = 1;
+      tables.degrees(x);
+      tables.fill(x, bound, limit - tb.first_finite(c2), [&](std::size_t t, std::size_t d, std::span<const double> ks) {
+        tb.relax(c2, t * d, d, [&](std::size_t s) { return ks[(s + d - 1) / d]; }, bound, limit);
+      });
+      for (auto v : x.nodes) x.member[v] = 0;
+    }
+    tb.close();
+  }
+  std::size_t k = 0, s = 0;
+  return piper_best(tb, n, k, s);
+}
+
+/// An upper bound on the DP's value: the best chain over the suffixes of the enumerator's
+/// topological order or of upstream's LIFO order, found with bounds 1.25^r · `start`, r < 12
+/// (cheap while tight), until one is within its bound, else without a bound; infinity when
+/// neither order has a chain that fits.
+inline double piper_chain_bound(const io::piper_instance& in, const successor_sets& sets, piper_stage_tables& tables,
+                                piper_stage_view& x, double start) {
+  const std::vector<std::size_t> orders[2] = {sets.forward().order(), piper_lifo_topological_order(in)};
+  double bound = start;
+  for (int round = 0; start > 0 && round < 12; ++round, bound *= 1.25) {
+    double best = piper_infinity;
+    for (const auto& order : orders) best = std::min(best, piper_chain_value(sets, tables, x, order, bound));
+    if (best <= bound) return best;
+  }
+  double best = piper_infinity;
+  for (const auto& order : orders) best = std::min(best, piper_chain_value(sets, tables, x, order, piper_infinity));
   return best;
 }
 
@@ -249,10 +381,15 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
   double lower = 0;
   for (double w : sets.weights()) lower += w;
   lower /= static_cast<double>(p.devices);
+  // A split's value bounds the optimum from above: the last round needs no more than that bound
+  // (a relative 1e-9 above it, for the rounding of the sums). It is often the optimum itself
+  // (GNMT), so guesses below it are tried only when it is more than 1.25× the first guess.
+  const double upper = opt.bounded_rounds > 0 ? detail::piper_chain_bound(in, sets, tables, x, lower * 1.005) : piper_infinity;
+  const double cap = upper < piper_infinity ? upper * (1 + 1e-9) : piper_infinity;
   int round = 0;
   for (double guess = lower * 1.005;; guess *= 1.25, ++round) {
-    const bool last = !(lower > 0) || round == opt.bounded_rounds;
-    const double bound = last ? piper_infinity : guess;
+    const bool last = !(lower > 0) || round == opt.bounded_rounds || !(guess * 1.25 < cap);
+    const double bound = last ? cap : guess;
     res.set_pairs = detail::piper_run_dp(sets, tables, x, bound, tb);
     best = detail::piper_best(tb, sets.full(), k_used, s_used);
     if (last || best <= bound) break;
