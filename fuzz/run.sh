@@ -21,9 +21,11 @@ targets=${*:-graph_json topology_json plan_json pipedream tarnawski piper args}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DDEVPLACE_FUZZ=ON \
       -DDEVPLACE_FUZZ_FAST=$fast -DDEVPLACE_BUILD_TESTS=OFF -DDEVPLACE_BUILD_EXAMPLES=OFF -DDEVPLACE_BUILD_CLI=OFF \
       -DDEVPLACE_INSTALL=OFF >/dev/null
-tlist=""
-for t in $targets; do tlist="$tlist fuzz_$t"; done
-nice cmake --build "$build" -j2 --target $tlist  # one build: the targets compile in parallel
+if [ $# -eq 0 ]; then
+  nice cmake --build "$build" -j2  # every target: the fuzz targets are all this build has, in parallel
+else
+  for t in $targets; do nice cmake --build "$build" -j2 --target "fuzz_$t"; done
+fi
 mkdir -p "$build/crashes"
 status=0
 for t in $targets; do
