@@ -107,30 +107,8 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
   const double Ucut = std::isfinite(U) ? U * slack + 1e-12 : inf;
 
   const downset_enumerator e(g);
-  std::vector<double> compute(n), internal(n);
-  std::vector<std::vector<std::pair<std::size_t, double>>> succ(n), pred(n);
-  const auto& st = g.structure();
-  double total_compute = 0, total_internal = 0;
-  for (std::size_t u = 0; u < n; ++u) {
-    const std::size_t pu = e.position_of(u);
-    compute[pu] = g.compute_ms(u);
-    internal[pu] = g.memory_bytes(u);
-    total_compute += compute[pu];
-    total_internal += internal[pu];
-    const auto out = st.out_edges(u);
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(st.first_out_edge(u) + k));
-      const std::size_t pv = e.position_of(out[k]);
-      succ[pu].emplace_back(pv, b);
-      pred[pv].emplace_back(pu, b);
-    }
-  }
-  std::vector<double> down_compute(n, 0.0), down_internal(n, 0.0);
-  for (std::size_t p = 0; p < n; ++p)
-    e.down(p).for_each([&](std::size_t q) {
-      down_compute[p] += compute[q];
-      down_internal[p] += internal[q];
-    });
+  const positioned_costs pc(g, e);
+  const auto& [compute, internal, succ, pred, down_compute, down_internal, total_compute, total_internal] = pc;
 
   struct state {
     double c, mem, out;

@@ -66,6 +66,47 @@ struct stage_accumulator {
   }
 };
 
+/// The costs of an op_graph in the enumerator's topological positions, as the forward DPs over
+/// down-sets read them (pipeline_dp, general_dp): per position its compute and internal memory,
+/// its out- and in-edges with their bytes, the compute and memory of its down-closure (the position
+/// and its ancestors), and the totals.
+struct positioned_costs {
+  std::vector<double> compute, internal;
+  std::vector<std::vector<std::pair<std::size_t, double>>> succ, pred;
+  std::vector<double> down_compute, down_internal;
+  double total_compute = 0, total_internal = 0;
+
+  positioned_costs(const op_graph& g, const downset_enumerator& e) {
+    const std::size_t n = g.num_vertices();
+    compute.assign(n, 0.0);
+    internal.assign(n, 0.0);
+    succ.resize(n);
+    pred.resize(n);
+    const auto& st = g.structure();
+    for (std::size_t u = 0; u < n; ++u) {
+      const std::size_t pu = e.position_of(u);
+      compute[pu] = g.compute_ms(u);
+      internal[pu] = g.memory_bytes(u);
+      total_compute += compute[pu];
+      total_internal += internal[pu];
+      const auto out = st.out_edges(u);
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(st.first_out_edge(u) + k));
+        const std::size_t pv = e.position_of(out[k]);
+        succ[pu].emplace_back(pv, b);
+        pred[pv].emplace_back(pu, b);
+      }
+    }
+    down_compute.assign(n, 0.0);
+    down_internal.assign(n, 0.0);
+    for (std::size_t p = 0; p < n; ++p)
+      e.down(p).for_each([&](std::size_t q) {
+        down_compute[p] += compute[q];
+        down_internal[p] += internal[q];
+      });
+  }
+};
+
 /// One pass of the DP that only admits stages of time <= U. Returns `optimal` with the best
 /// partition when one exists under U (then it is optimal overall), `infeasible` when none does,
 /// `work_limit` when the down-set cap stopped it. `created` receives the down-sets created.
@@ -78,33 +119,10 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   const double budget = R * o.cost.device_memory_bytes;
   const double mb = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
 
-  std::vector<double> compute(n), internal(n);
-  std::vector<std::vector<std::pair<std::size_t, double>>> succ(n), pred(n);
-  const auto& s = g.structure();
-  double total_compute = 0, total_internal = 0;
-  for (std::size_t u = 0; u < n; ++u) {
-    const std::size_t pu = e.position_of(u);
-    compute[pu] = g.compute_ms(u);
-    internal[pu] = g.memory_bytes(u);
-    total_compute += compute[pu];
-    total_internal += internal[pu];
-    const auto out = s.out_edges(u);
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      const double b = g.edge_bytes_of(static_cast<csr_dag::edge_type>(s.first_out_edge(u) + k));
-      const std::size_t pv = e.position_of(out[k]);
-      succ[pu].emplace_back(pv, b);
-      pred[pv].emplace_back(pu, b);
-    }
-  }
+  const positioned_costs pc(g, e);
+  const auto& [compute, internal, succ, pred, down_compute, down_internal, total_compute, total_internal] = pc;
 
   constexpr double inf = std::numeric_limits<double>::infinity();
-  // Compute and internal memory of each position's down-closure (the position and its ancestors).
-  std::vector<double> down_compute(n, 0.0), down_internal(n, 0.0);
-  for (std::size_t p = 0; p < n; ++p)
-    e.down(p).for_each([&](std::size_t q) {
-      down_compute[p] += compute[q];
-      down_internal[p] += internal[q];
-    });
 
   // Down-sets created so far, with the properties of F itself.
   struct state {
