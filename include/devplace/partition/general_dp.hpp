@@ -151,10 +151,7 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
       const double wide = static_cast<double>(D - dlo - (S - layer));
       const double wide_budget = wide * o.cost.device_memory_bytes;
       stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
-      dynamic_bitset blocked = base;
-      for (std::size_t p = 0; p < n; ++p)
-        if (!base.test(p) && ((down_compute[p] - bp.c) / wide > Ucut || (down_internal[p] - bp.mem) / mb > wide_budget))
-          blocked.set(p);
+      const dynamic_bitset blocked = pc.blocked(base, bp.c, bp.mem, wide, Ucut, mb, wide_budget);
       (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
         if (++visits > o.max_visits) {
           capped = true;

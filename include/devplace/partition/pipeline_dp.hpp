@@ -105,6 +105,20 @@ struct positioned_costs {
         down_internal[p] += internal[q];
       });
   }
+
+  /// The positions a stage grown from the down-set `base` (its compute `base_compute`, internal
+  /// memory `base_memory`) can never take: outside `base`, their down-closure alone brings the
+  /// stage's compute over `max_ms` on `width` replicas or its memory per micro-batch (÷ `mb`) over
+  /// `budget`. `base` itself is set too, so the result is the enumerator's blocked set.
+  [[nodiscard]] dynamic_bitset blocked(const dynamic_bitset& base, double base_compute, double base_memory, double width,
+                                       double max_ms, double mb, double budget) const {
+    dynamic_bitset b = base;
+    for (std::size_t p = 0; p < compute.size(); ++p)
+      if (!base.test(p) &&
+          ((down_compute[p] - base_compute) / width > max_ms || (down_internal[p] - base_memory) / mb > budget))
+        b.set(p);
+    return b;
+  }
 };
 
 /// One pass of the DP that only admits stages of time <= U. Returns `optimal` with the best
@@ -155,10 +169,7 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
       stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
       // A position whose own down-closure already brings more compute or internal memory than
       // the stage may hold can never be added: forbid it (this set is closed upwards).
-      dynamic_bitset blocked = base;
-      for (std::size_t p = 0; p < n; ++p)
-        if (!base.test(p) && ((down_compute[p] - bp.c) / R > U || (down_internal[p] - bp.mem) / mb > budget))
-          blocked.set(p);
+      const dynamic_bitset blocked = pc.blocked(base, bp.c, bp.mem, R, U, mb, budget);
       (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
         if (++visits > o.max_visits) {
           capped = true;
