@@ -108,7 +108,13 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
 
   const downset_enumerator e(g);
   const positioned_costs pc(g, e);
-  const auto& [compute, internal, succ, pred, down_compute, down_internal, total_compute, total_internal] = pc;
+  // Plain references, not a structured binding: C++20 compilers before clang 16 cannot capture
+  // structured bindings in lambdas.
+  const auto& compute = pc.compute;
+  const auto& internal = pc.internal;
+  const auto& succ = pc.succ;
+  const auto& pred = pc.pred;
+  const double total_compute = pc.total_compute, total_internal = pc.total_internal;
 
   struct state {
     double c, mem, out;

@@ -134,7 +134,13 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   const double mb = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
 
   const positioned_costs pc(g, e);
-  const auto& [compute, internal, succ, pred, down_compute, down_internal, total_compute, total_internal] = pc;
+  // Plain references, not a structured binding: C++20 compilers before clang 16 cannot capture
+  // structured bindings in lambdas.
+  const auto& compute = pc.compute;
+  const auto& internal = pc.internal;
+  const auto& succ = pc.succ;
+  const auto& pred = pc.pred;
+  const double total_compute = pc.total_compute, total_internal = pc.total_internal;
 
   constexpr double inf = std::numeric_limits<double>::infinity();
 
