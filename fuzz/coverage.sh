@@ -1,8 +1,8 @@
 #!/bin/sh
 # fuzz/coverage.sh [TARGET...]: line coverage of each reader by its fuzz corpus. Builds the
 # targets with source-based coverage (build-fuzz-cov/, clang++-14), runs each once over its
-# corpus (the working one of fuzz/run.sh in build-fuzz/corpus when there, else the committed
-# seeds) and prints llvm-cov-14's line coverage of the reader's headers.
+# corpus (the working one of fuzz/run.sh: build-fuzz-fast/corpus, else build-fuzz/corpus, else the
+# committed seeds) and prints llvm-cov-14's line coverage of the reader's headers.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz-cov
@@ -13,8 +13,10 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPI
 io=$root/include/devplace/io
 for t in $targets; do
   nice cmake --build "$build" -j2 --target "fuzz_$t" >/dev/null
-  corpus=$root/build-fuzz/corpus/$t
-  [ -d "$corpus" ] || corpus=$root/fuzz/corpus/$t
+  corpus=$root/build-fuzz-fast/corpus/$t                 # the long runs (FUZZ_MODE=fast) first,
+  [ -d "$corpus" ] || corpus=$root/build-fuzz/corpus/$t   # then the short ones,
+  [ -d "$corpus" ] || corpus=$root/fuzz/corpus/$t         # then the committed seeds
+  echo "== $t: $(ls "$corpus" | wc -l) inputs in $corpus"
   LLVM_PROFILE_FILE="$build/$t.profraw" "$build/fuzz/fuzz_$t" -runs=0 "$corpus" >/dev/null 2>&1
   llvm-profdata-14 merge -sparse "$build/$t.profraw" -o "$build/$t.profdata"
   case $t in
@@ -26,6 +28,5 @@ for t in $targets; do
     piper) files="$io/piper.hpp" ;;
     *) files="" ;;
   esac
-  echo "== $t"
   llvm-cov-14 report "$build/fuzz/fuzz_$t" -instr-profile="$build/$t.profdata" $files
 done

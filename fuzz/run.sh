@@ -1,6 +1,6 @@
 #!/bin/sh
 # fuzz/run.sh SECONDS [TARGET...]: builds the libFuzzer targets (clang++-14) and runs each for
-# SECONDS, one at a time, niced, on a working copy of its committed seed corpus
+# SECONDS, as many at a time as there are cores, niced, on a working copy of its committed seed corpus
 # (fuzz/corpus/TARGET). A crash stops that target with the crashing input saved under
 # BUILD/crashes/. Needs the Debian packages clang-14 and libfuzzer-14-dev.
 #   FUZZ_MODE=asan (default, CI): ASan + UBSan, build-fuzz/
@@ -27,14 +27,36 @@ else
   for t in $targets; do nice cmake --build "$build" -j2 --target "fuzz_$t"; done
 fi
 mkdir -p "$build/crashes"
-status=0
-for t in $targets; do
-  work=$build/corpus/$t
+# The targets run as many at a time as there are cores (each libFuzzer process is single-threaded);
+# their reports are printed in the order the targets were named.
+jobs=$(nproc 2>/dev/null || echo 2)
+run_one() {
+  t=$1 work=$build/corpus/$1
   mkdir -p "$work"
   cp "$root/fuzz/corpus/$t"/* "$work"/ 2>/dev/null || true
+  rc=0
+  nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -max_len=8192 -rss_limit_mb=2048 \
+       -timeout=10 -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 "$work" 2>"$build/fuzz_$t.log" || rc=$?
+  echo $rc >"$build/fuzz_$t.rc"
+}
+pids=""
+running=0
+for t in $targets; do
+  rm -f "$build/fuzz_$t.rc"
+  run_one "$t" &
+  pids="${pids:+$pids }$!"
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait "${pids%% *}" 2>/dev/null || true  # the oldest; the later ones keep running
+    case $pids in *" "*) pids=${pids#* } ;; *) pids="" ;; esac
+    running=$((running - 1))
+  fi
+done
+wait
+status=0
+for t in $targets; do
   echo "== fuzz_$t ($mode) for $secs s"
-  if ! nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -max_len=8192 -rss_limit_mb=2048 \
-       -timeout=10 -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 "$work" 2>"$build/fuzz_$t.log"; then
+  if [ "$(cat "$build/fuzz_$t.rc" 2>/dev/null || echo 1)" != 0 ]; then
     status=1
     tail -40 "$build/fuzz_$t.log"
   fi
