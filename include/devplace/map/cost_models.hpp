@@ -31,7 +31,9 @@
 /// paper's automatic choice by the allreduce-to-p2p volume ratio ρ (G13).
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -40,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "devplace/cost/transfer.hpp"
@@ -104,15 +107,21 @@ class link_costs {
   [[nodiscard]] bool symmetric() const noexcept { return symmetric_; }
   [[nodiscard]] bool has_latency() const noexcept { return has_latency_; }
 
-  /// w(a, x) over x ≠ a, ascending (D − 1 entries), and the devices x in that order.
+  /// w(a, x) over x ≠ a, ascending (D − 1 entries), and the devices x in that order (ties by
+  /// device id).
   [[nodiscard]] std::span<const double> out_sorted(std::size_t a) const noexcept { return row(out_w_, a); }
-  [[nodiscard]] std::span<const std::size_t> out_sorted_devices(std::size_t a) const noexcept { return row(out_x_, a); }
+  [[nodiscard]] std::span<const std::uint32_t> out_sorted_devices(std::size_t a) const noexcept { return row(out_x_, a); }
   /// w(x, a) over x ≠ a, ascending, and the devices x in that order.
   [[nodiscard]] std::span<const double> in_sorted(std::size_t a) const noexcept { return row(in_w_, a); }
-  [[nodiscard]] std::span<const std::size_t> in_sorted_devices(std::size_t a) const noexcept { return row(in_x_, a); }
-  /// latency(a, x) over x ≠ a, ascending; latency(x, a) ascending.
-  [[nodiscard]] std::span<const double> out_latency_sorted(std::size_t a) const noexcept { return row(out_l_, a); }
-  [[nodiscard]] std::span<const double> in_latency_sorted(std::size_t a) const noexcept { return row(in_l_, a); }
+  [[nodiscard]] std::span<const std::uint32_t> in_sorted_devices(std::size_t a) const noexcept { return row(in_x_, a); }
+  /// latency(a, x) over x ≠ a, ascending; latency(x, a) ascending (one shared row of zeros
+  /// without latency).
+  [[nodiscard]] std::span<const double> out_latency_sorted(std::size_t a) const noexcept {
+    return has_latency_ ? row(out_l_, a) : row(out_l_, 0);
+  }
+  [[nodiscard]] std::span<const double> in_latency_sorted(std::size_t a) const noexcept {
+    return has_latency_ ? row(in_l_, a) : row(in_l_, 0);
+  }
 
  private:
   template <class V>
@@ -120,27 +129,31 @@ class link_costs {
     const std::size_t k = D_ ? D_ - 1 : 0;
     return {v.data() + a * k, k};
   }
+  /// Sorts every device's outgoing and incoming links by (ms per byte, device id): O(D² log D)
+  /// time over contiguous (value, id) pairs; device ids as 32 bits, and without latency one
+  /// shared row of zero latencies (6 D² bytes less than 64-bit ids and per-device zero rows).
   void sort_links() {
     const std::size_t k = D_ ? D_ - 1 : 0;
     out_w_.resize(D_ * k);
     in_w_.resize(D_ * k);
-    out_l_.resize(D_ * k);
-    in_l_.resize(D_ * k);
     out_x_.resize(D_ * k);
     in_x_.resize(D_ * k);
-    std::vector<std::size_t> ids;
+    const std::size_t latency_rows = has_latency_ ? D_ : std::min<std::size_t>(D_, 1);
+    out_l_.assign(latency_rows * k, 0.0);
+    in_l_.assign(latency_rows * k, 0.0);
+    std::vector<std::pair<double, std::uint32_t>> links(k);
+    auto sorted_row = [&](std::size_t a, bool out, std::vector<double>& w, std::vector<std::uint32_t>& x) {
+      std::size_t i = 0;
+      for (std::size_t y = 0; y < D_; ++y)
+        if (y != a) links[i++] = {out ? w_[a * D_ + y] : w_[y * D_ + a], static_cast<std::uint32_t>(y)};
+      std::sort(links.begin(), links.end());
+      for (i = 0; i < k; ++i) w[a * k + i] = links[i].first, x[a * k + i] = links[i].second;
+    };
     for (std::size_t a = 0; a < D_; ++a) {
-      ids.clear();
-      for (std::size_t x = 0; x < D_; ++x)
-        if (x != a) ids.push_back(x);
-      auto by = [&](auto key) {
-        std::stable_sort(ids.begin(), ids.end(), [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
-      };
-      by([&](std::size_t x) { return w_[a * D_ + x]; });
-      for (std::size_t i = 0; i < k; ++i) out_x_[a * k + i] = ids[i], out_w_[a * k + i] = w_[a * D_ + ids[i]];
-      by([&](std::size_t x) { return w_[x * D_ + a]; });
-      for (std::size_t i = 0; i < k; ++i) in_x_[a * k + i] = ids[i], in_w_[a * k + i] = w_[ids[i] * D_ + a];
-      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + ids[i]], in_l_[a * k + i] = lat_[ids[i] * D_ + a];
+      sorted_row(a, true, out_w_, out_x_);
+      sorted_row(a, false, in_w_, in_x_);
+      if (!has_latency_) continue;
+      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + out_x_[a * k + i]], in_l_[a * k + i] = lat_[in_x_[a * k + i] * D_ + a];
       std::sort(out_l_.begin() + static_cast<std::ptrdiff_t>(a * k), out_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
       std::sort(in_l_.begin() + static_cast<std::ptrdiff_t>(a * k), in_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
     }
@@ -150,18 +163,22 @@ class link_costs {
   std::vector<double> w_, lat_;
   bool symmetric_ = true, has_latency_ = false;
   std::vector<double> out_w_, in_w_, out_l_, in_l_;
-  std::vector<std::size_t> out_x_, in_x_;
+  std::vector<std::uint32_t> out_x_, in_x_;
 };
 
 /// Bottleneck walks of a topology: B_h(a, b) = the least possible largest ms-per-byte over the
 /// links of a walk from a to b with at most h links (h ≥ 1). Any h consecutive ring links from a
 /// to b cost at least x · B_h(a, b) for x bytes (without latency), which bounds how cheaply a
 /// partly placed ring can still be closed. Tables are built up to `max_hops` or until they stop
-/// changing; when the work limit (≈ D³ per hop) cuts them short, longer walks are unknown (0).
+/// changing; when the work limit (≈ D³ per hop) or `deadline` cuts them short, longer walks are
+/// unknown (0).
 class bottleneck_walks {
  public:
+  using clock = std::chrono::steady_clock;
   bottleneck_walks() = default;
-  bottleneck_walks(const link_costs& L, std::size_t max_hops, double work_limit = 4e8) : D_(L.devices()) {
+  bottleneck_walks(const link_costs& L, std::size_t max_hops, double work_limit = 4e8,
+                   clock::time_point deadline = clock::time_point::max())
+      : D_(L.devices()) {
     const std::size_t D = D_;
     if (D < 2 || max_hops == 0) return;
     std::vector<double> cur(D * D);
@@ -174,7 +191,8 @@ class bottleneck_walks {
       if (work > work_limit) return;  // truncated: longer walks unknown
       std::vector<double> next = cur;
       bool changed = false;
-      for (std::size_t a = 0; a < D; ++a)
+      for (std::size_t a = 0; a < D; ++a) {
+        if (clock::now() >= deadline) return;  // truncated: longer walks unknown
         for (std::size_t x = 0; x < D; ++x) {
           const double ax = cur[a * D + x];
           if (!std::isfinite(ax)) continue;
@@ -184,6 +202,7 @@ class bottleneck_walks {
             if (v < next[a * D + b]) next[a * D + b] = v, changed = true;
           }
         }
+      }
       if (!changed) {
         converged_ = true;
         return;
@@ -231,7 +250,11 @@ enum class replica_symmetry {
 /// Optional: `c.symmetry(g, L)` -> `replica_symmetry` (default none); `c.shared_time()` -> bool, true
 /// when every replica of a stage always has the same time (checked once per stage);
 /// `c.prepare(g, L)` -> C, a copy of the model with tables precomputed for this input (called
-/// once by the mapper before searching).
+/// once by the mapper before searching; `c.prepare(g, L, deadline)` is preferred when present and
+/// may leave tables shorter once the steady-clock deadline has passed);
+/// `c.replica_invariant_bound(g)` -> bool, true when `bound` with one vertex alone placed is the
+/// same for every replica of its stage (the mapper then computes one row of per-device bounds per
+/// stage, not per replica).
 /// Semantic requirements: times are finite and ≥ 0 and depend on devices only through `L`
 /// (device symmetry breaking relies on it; switch it off otherwise).
 template <class C>
@@ -262,13 +285,26 @@ template <mapping_cost_model C>
     return false;
 }
 
-/// `c.prepare(g, L)` when the model has it, else `c`.
+/// `c.prepare(g, L, deadline)` or `c.prepare(g, L)` when the model has it, else `c`.
 template <mapping_cost_model C>
-[[nodiscard]] C prepare_model(const C& c, const stage_graph& g, const link_costs& L) {
-  if constexpr (requires { { c.prepare(g, L) } -> std::convertible_to<C>; })
+[[nodiscard]] C prepare_model(const C& c, const stage_graph& g, const link_costs& L,
+                              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  if constexpr (requires { { c.prepare(g, L, deadline) } -> std::convertible_to<C>; })
+    return c.prepare(g, L, deadline);
+  else if constexpr (requires { { c.prepare(g, L) } -> std::convertible_to<C>; })
     return c.prepare(g, L);
   else
     return c;
+}
+
+/// Whether the model says its per-device bound (one vertex alone placed) is the same for every
+/// replica of a stage.
+template <mapping_cost_model C>
+[[nodiscard]] bool model_replica_invariant_bound(const C& c, const stage_graph& g) {
+  if constexpr (requires { { c.replica_invariant_bound(g) } -> std::convertible_to<bool>; })
+    return c.replica_invariant_bound(g);
+  else
+    return false;
 }
 
 /// The p2p model, eq. 6/8.
@@ -351,6 +387,9 @@ struct p2p_cost {
   [[nodiscard]] replica_symmetry symmetry(const stage_graph& g, const link_costs&) const noexcept {
     return g.uniform_replicas() ? replica_symmetry::copies : replica_symmetry::none;
   }
+  /// Alone on a device, a replica's bound reads only its stage's messages (equal for every
+  /// replica with equal counts).
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 };
 
 /// The allreduce model, eq. 7/9.
@@ -437,11 +476,13 @@ struct allreduce_cost {
     return worst;
   }
 
-  /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds).
-  [[nodiscard]] allreduce_cost prepare(const stage_graph& g, const link_costs& L) const {
+  /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds), cut short
+  /// at `deadline`.
+  [[nodiscard]] allreduce_cost prepare(const stage_graph& g, const link_costs& L,
+                                       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
     allreduce_cost c = *this;
     if (g.replicas() >= 2 && !L.has_latency())
-      c.walks = std::make_shared<const bottleneck_walks>(L, g.replicas());
+      c.walks = std::make_shared<const bottleneck_walks>(L, g.replicas(), 4e8, deadline);
     return c;
   }
 
@@ -452,6 +493,8 @@ struct allreduce_cost {
     return g.uniform_replicas() ? replica_symmetry::rings : replica_symmetry::none;
   }
   [[nodiscard]] bool shared_time() const noexcept { return true; }
+  /// Alone on a device, a replica's ring bound does not read its position in the ring.
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph&) const noexcept { return true; }
 };
 
 /// The combined model: a stage replica's load per micro-batch in an iteration of MB micro-batches,
@@ -489,9 +532,11 @@ struct combined_cost {
            ring.ring_bound_ms(g, L, dev, v) / mb();
   }
 
-  [[nodiscard]] combined_cost prepare(const stage_graph& g, const link_costs& L) const {
-    return {micro_batches, ring.prepare(g, L)};
+  [[nodiscard]] combined_cost prepare(const stage_graph& g, const link_costs& L,
+                                      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
+    return {micro_batches, ring.prepare(g, L, deadline)};
   }
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 
  private:
   [[nodiscard]] double mb() const noexcept { return static_cast<double>(std::max<std::size_t>(micro_batches, 1)); }

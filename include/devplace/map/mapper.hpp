@@ -50,6 +50,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -117,8 +118,7 @@ class bracket_search {
   using clock = std::chrono::steady_clock;
 
   bracket_search(const stage_graph& g, const link_costs& L, const C& model, const mapper_options& o)
-      : g_(g), L_(L), model_(model), o_(o), t0_(clock::now()), search_(g, L, model, o),
-        threads_(resolve_threads(o.threads)) {
+      : g_(g), L_(L), model_(model), o_(o), t0_(clock::now()), threads_(resolve_threads(o.threads)) {
     deadline_ = std::isfinite(o.timeout_s) && o.timeout_s < 1e9
                     ? t0_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s)))
                     : clock::time_point::max();
@@ -126,7 +126,16 @@ class bracket_search {
   }
 
   mapping_result run() {
+    // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs.
     initial_bracket();
+    search_.emplace(g_, L_, model_, o_, deadline_);
+    t_l_ = search_->initial_lower_bound();  // 0 when the set-up stopped before the bound table was complete
+    res_.initial_lower_bound_ms = t_l_;
+    heuristic_lower_ = t_l_;
+    if (!search_->ready()) {  // the time limit passed during the set-up: the best baseline, no search
+      timed_out_ = true;
+      return finish();
+    }
     {
       executor pool(threads_);  // at most `threads_` searches run at once, so each starts at once
       search_loop(pool);
@@ -147,9 +156,8 @@ class bracket_search {
     std::exception_ptr error;  ///< what the search threw, if anything
   };
 
-  /// t_l0 and the best of the CS, p2p and random maps as the incumbent t_r0.
+  /// The best of the CS, p2p and random maps (and the warm starts) as the incumbent t_r0.
   void initial_bracket() {
-    t_l_ = search_.initial_lower_bound();
     for (auto b : {baseline::cs, baseline::p2p, baseline::random}) {
       const auto dev = flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed));
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
@@ -159,9 +167,7 @@ class bracket_search {
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
       if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = "warm start";
     }
-    res_.initial_lower_bound_ms = t_l_;
     res_.initial_upper_bound_ms = t_r_;
-    heuristic_lower_ = t_l_;
   }
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }
@@ -193,7 +199,7 @@ class bracket_search {
       target_search_result out;
       std::exception_ptr err;
       try {
-        out = search_.search(jp->target, &jp->stop, dl);
+        out = search_->search(jp->target, &jp->stop, dl);
       } catch (...) {
         err = std::current_exception();
       }
@@ -267,7 +273,7 @@ class bracket_search {
   const C& model_;
   const mapper_options& o_;
   clock::time_point t0_, deadline_;
-  mapping_search<C> search_;
+  std::optional<mapping_search<C>> search_;  // built in run(), after the baselines, under the deadline
   unsigned threads_;
   mapping_result res_;
   double t_l_ = 0, t_r_ = std::numeric_limits<double>::infinity();
