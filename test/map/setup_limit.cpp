@@ -183,3 +183,26 @@ TEST_CASE("symmetry: orbits of vertex-transitive topologies are one, a topology 
   CHECK(s[12] == 1);
   CHECK(s[5] != 1);  // a diagonal neighbour is two hops away: another orbit
 }
+
+TEST_CASE("assignment bound: Hall's condition over subsets of groups answers as augmenting paths do") {
+  std::mt19937_64 rng(46);
+  const auto never = std::chrono::steady_clock::time_point::max();
+  for (int it = 0; it < 200; ++it) {
+    // a random table with G groups of random counts over D devices, values from a few levels (ties)
+    const std::size_t D = 2 + rng() % 20, G = 1 + rng() % std::min<std::size_t>(D, detail::hall_max_groups);
+    std::vector<std::pair<std::size_t, std::size_t>> groups;
+    std::size_t V = 0;
+    for (std::size_t i = 0; i < G && V < D; ++i) {
+      const std::size_t n = 1 + rng() % std::max<std::size_t>(1, (D - V) / (G - i));
+      groups.emplace_back(V, std::min(n, D - V));
+      V += groups.back().second;
+    }
+    device_bound_table t{V, D, std::vector<double>(V * D), true};
+    for (auto& x : t.value) x = double(rng() % 5);
+    for (double theta : {0.0, 1.0, 2.0, 3.0, 4.0}) {
+      CAPTURE(it);
+      CAPTURE(theta);
+      CHECK(detail::groups_fit_hall(t, groups, theta) == *detail::groups_fit_augmenting(t, groups, theta, never));
+    }
+  }
+}

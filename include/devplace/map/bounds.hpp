@@ -20,8 +20,10 @@
 /// O(V·D) distinct values, each step a capacitated bipartite matching over the groups of vertices
 /// with identical rows (the copies of a stage) — O(log(VD) · V · G·D).
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -124,11 +126,52 @@ inline std::vector<std::pair<std::size_t, std::size_t>> identical_rows(
   return groups;
 }
 
+/// The most groups whose fit is decided by Hall's condition over every subset of groups (2^G
+/// unions of device bitsets) rather than by augmenting paths.
+inline constexpr std::size_t hall_max_groups = 12;
+
+/// Hall's theorem for the groups: they fit iff every subset X of groups has at least Σ_X count
+/// devices allowed to one of its members. O(2^G · D/64) words, exact (same answer as matching).
+inline bool groups_fit_hall(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                            double theta) {
+  const std::size_t G = groups.size(), W = (t.devices + 63) / 64;
+  std::vector<std::uint64_t> allowed(G * W, 0);
+  for (std::size_t i = 0; i < G; ++i)
+    for (std::size_t d = 0; d < t.devices; ++d)
+      if (t(groups[i].first, d) <= theta) allowed[i * W + d / 64] |= std::uint64_t{1} << (d % 64);
+  std::vector<std::uint64_t> uni((std::size_t{1} << G) * W, 0);  // union of the allowed devices of subset X
+  std::vector<std::size_t> need(std::size_t{1} << G, 0);
+  for (std::size_t X = 1; X < (std::size_t{1} << G); ++X) {
+    const std::size_t i = static_cast<std::size_t>(std::countr_zero(X)), rest = X & (X - 1);
+    need[X] = need[rest] + groups[i].second;
+    std::size_t have = 0;
+    for (std::size_t w = 0; w < W; ++w) {
+      uni[X * W + w] = uni[rest * W + w] | allowed[i * W + w];
+      have += static_cast<std::size_t>(std::popcount(uni[X * W + w]));
+    }
+    if (have < need[X]) return false;
+  }
+  return true;
+}
+
+/// The same by augmenting paths over the devices (any number of groups); nothing when
+/// `deadline` passed before it was settled.
+inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
+                                                 const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                                                 double theta, std::chrono::steady_clock::time_point deadline);
+
 /// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta; nothing when
 /// `deadline` passed before it was settled.
 inline std::optional<bool> groups_fit(const device_bound_table& t,
                                       const std::vector<std::pair<std::size_t, std::size_t>>& groups, double theta,
                                       std::chrono::steady_clock::time_point deadline) {
+  if (groups.size() <= hall_max_groups) return groups_fit_hall(t, groups, theta);
+  return groups_fit_augmenting(t, groups, theta, deadline);
+}
+
+inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
+                                                 const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                                                 double theta, std::chrono::steady_clock::time_point deadline) {
   const std::size_t D = t.devices;
   std::vector<std::size_t> owner(D, unplaced);
   std::vector<char> seen(D, 0);
