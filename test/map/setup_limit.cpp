@@ -206,3 +206,42 @@ TEST_CASE("assignment bound: Hall's condition over subsets of groups answers as 
     }
   }
 }
+
+TEST_CASE("link_costs: sorted rows, latencies and transfer times equal a direct computation") {
+  std::mt19937_64 rng(47);
+  for (int it = 0; it < 24; ++it) {
+    const std::size_t D = 1 + rng() % 12;
+    const auto t = test::random_topology(rng, D, test::all_topo_kinds[it % 4]);
+    const link_costs L(t);
+    CAPTURE(it);
+    for (std::size_t a = 0; a < D; ++a) {
+      // outgoing and incoming: (w, device) pairs sorted, latencies sorted apart
+      std::vector<std::pair<double, std::size_t>> out, in;
+      std::vector<double> out_l, in_l;
+      for (std::size_t x = 0; x < D; ++x) {
+        if (x == a) continue;
+        out.emplace_back(1.0 / (t.bandwidth_gbps(a, x) * 1e6), x);
+        in.emplace_back(1.0 / (t.bandwidth_gbps(x, a) * 1e6), x);
+        out_l.push_back(t.latency_us(a, x) * 1e-3);
+        in_l.push_back(t.latency_us(x, a) * 1e-3);
+        CHECK(L.ms_per_byte(a, x) == out.back().first);
+        CHECK(L.latency_ms(a, x) == out_l.back());
+        CHECK(L.transfer_ms(a, x, 1e6) == transfer_time_ms_w(1e6, out.back().first, out_l.back()));
+      }
+      std::sort(out.begin(), out.end());
+      std::sort(in.begin(), in.end());
+      std::sort(out_l.begin(), out_l.end());
+      std::sort(in_l.begin(), in_l.end());
+      REQUIRE(L.out_sorted(a).size() == D - 1);
+      REQUIRE(L.in_sorted(a).size() == D - 1);
+      for (std::size_t i = 0; i + 1 < D; ++i) {
+        CHECK(L.out_sorted(a)[i] == out[i].first);
+        CHECK(L.out_sorted_devices(a)[i] == out[i].second);
+        CHECK(L.in_sorted(a)[i] == in[i].first);
+        CHECK(L.in_sorted_devices(a)[i] == in[i].second);
+        CHECK(L.out_latency_sorted(a)[i] == out_l[i]);
+        CHECK(L.in_latency_sorted(a)[i] == in_l[i]);
+      }
+    }
+  }
+}

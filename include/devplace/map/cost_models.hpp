@@ -64,7 +64,6 @@ class link_costs {
   template <device_topology T>
   explicit link_costs(const T& t) : D_(devplace::num_devices(t)) {
     w_.assign(D_ * D_, 0.0);
-    lat_.assign(D_ * D_, 0.0);
     for (std::size_t a = 0; a < D_; ++a)
       for (std::size_t b = 0; b < D_; ++b) {
         if (a == b) continue;
@@ -76,13 +75,16 @@ class link_costs {
           throw std::invalid_argument("link_costs: latency " + std::to_string(a) + " -> " + std::to_string(b) +
                                       " must be a finite number >= 0");
         w_[a * D_ + b] = 1.0 / (bw * 1e6);
-        lat_[a * D_ + b] = l * 1e-3;
-        if (l > 0) has_latency_ = true;
+        if (l > 0) {
+          if (lat_.empty()) lat_.assign(D_ * D_, 0.0);  // no latency table at all without latency
+          lat_[a * D_ + b] = l * 1e-3;
+          has_latency_ = true;
+        }
       }
     symmetric_ = true;
     for (std::size_t a = 0; a < D_ && symmetric_; ++a)
       for (std::size_t b = a + 1; b < D_; ++b)
-        if (w_[a * D_ + b] != w_[b * D_ + a] || lat_[a * D_ + b] != lat_[b * D_ + a]) {
+        if (w_[a * D_ + b] != w_[b * D_ + a] || latency_ms(a, b) != latency_ms(b, a)) {
           symmetric_ = false;
           break;
         }
@@ -93,15 +95,17 @@ class link_costs {
   /// w(a, b): ms to move one byte from a to b.
   [[nodiscard]] double ms_per_byte(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }
   /// Per-message latency a -> b in ms.
-  [[nodiscard]] double latency_ms(std::size_t a, std::size_t b) const noexcept { return lat_[a * D_ + b]; }
+  [[nodiscard]] double latency_ms(std::size_t a, std::size_t b) const noexcept {
+    return has_latency_ ? lat_[a * D_ + b] : 0.0;
+  }
   /// T(a, b, bytes) in ms; 0 for an empty message.
   [[nodiscard]] double transfer_ms(std::size_t a, std::size_t b, double bytes) const noexcept {
-    return transfer_time_ms_w(bytes, w_[a * D_ + b], lat_[a * D_ + b]);
+    return transfer_time_ms_w(bytes, w_[a * D_ + b], latency_ms(a, b));
   }
   /// The share of link a -> b in a ring allreduce over `replicas` whose replicas each move
   /// `ring_bytes` = 2(R−1)/R · P bytes in all: 2(R−1) · T(a, b, P/R) = ring_bytes · w + 2(R−1) · ℓ.
   [[nodiscard]] double ring_transfer_ms(std::size_t a, std::size_t b, double ring_bytes, std::size_t replicas) const noexcept {
-    return ring_bytes > 0 ? ring_bytes * w_[a * D_ + b] + ring_steps(replicas) * lat_[a * D_ + b] : 0.0;
+    return ring_bytes > 0 ? ring_bytes * w_[a * D_ + b] + ring_steps(replicas) * latency_ms(a, b) : 0.0;
   }
   /// True when w and latency are symmetric matrices.
   [[nodiscard]] bool symmetric() const noexcept { return symmetric_; }
@@ -111,16 +115,19 @@ class link_costs {
   /// device id).
   [[nodiscard]] std::span<const double> out_sorted(std::size_t a) const noexcept { return row(out_w_, a); }
   [[nodiscard]] std::span<const std::uint32_t> out_sorted_devices(std::size_t a) const noexcept { return row(out_x_, a); }
-  /// w(x, a) over x ≠ a, ascending, and the devices x in that order.
-  [[nodiscard]] std::span<const double> in_sorted(std::size_t a) const noexcept { return row(in_w_, a); }
-  [[nodiscard]] std::span<const std::uint32_t> in_sorted_devices(std::size_t a) const noexcept { return row(in_x_, a); }
+  /// w(x, a) over x ≠ a, ascending, and the devices x in that order (the outgoing rows on a
+  /// symmetric topology).
+  [[nodiscard]] std::span<const double> in_sorted(std::size_t a) const noexcept { return row(symmetric_ ? out_w_ : in_w_, a); }
+  [[nodiscard]] std::span<const std::uint32_t> in_sorted_devices(std::size_t a) const noexcept {
+    return row(symmetric_ ? out_x_ : in_x_, a);
+  }
   /// latency(a, x) over x ≠ a, ascending; latency(x, a) ascending (one shared row of zeros
   /// without latency).
   [[nodiscard]] std::span<const double> out_latency_sorted(std::size_t a) const noexcept {
     return has_latency_ ? row(out_l_, a) : row(out_l_, 0);
   }
   [[nodiscard]] std::span<const double> in_latency_sorted(std::size_t a) const noexcept {
-    return has_latency_ ? row(in_l_, a) : row(in_l_, 0);
+    return !has_latency_ ? row(out_l_, 0) : symmetric_ ? row(out_l_, a) : row(in_l_, a);
   }
 
  private:
@@ -130,17 +137,20 @@ class link_costs {
     return {v.data() + a * k, k};
   }
   /// Sorts every device's outgoing and incoming links by (ms per byte, device id): O(D² log D)
-  /// time over contiguous (value, id) pairs; device ids as 32 bits, and without latency one
-  /// shared row of zero latencies (6 D² bytes less than 64-bit ids and per-device zero rows).
+  /// time over contiguous (value, id) pairs. Device ids are 32 bits; a symmetric topology keeps
+  /// only the outgoing rows (the incoming ones are the same); without latency there is no latency
+  /// matrix and one shared row of zero sorted latencies. Memory: 28 D² bytes on a symmetric
+  /// topology without latency, 64 D² on an asymmetric one with latency.
   void sort_links() {
     const std::size_t k = D_ ? D_ - 1 : 0;
+    const std::size_t in_rows = symmetric_ ? 0 : D_;
     out_w_.resize(D_ * k);
-    in_w_.resize(D_ * k);
+    in_w_.resize(in_rows * k);
     out_x_.resize(D_ * k);
-    in_x_.resize(D_ * k);
+    in_x_.resize(in_rows * k);
     const std::size_t latency_rows = has_latency_ ? D_ : std::min<std::size_t>(D_, 1);
     out_l_.assign(latency_rows * k, 0.0);
-    in_l_.assign(latency_rows * k, 0.0);
+    in_l_.assign(has_latency_ ? in_rows * k : 0, 0.0);
     std::vector<std::pair<double, std::uint32_t>> links(k);
     auto sorted_row = [&](std::size_t a, bool out, std::vector<double>& w, std::vector<std::uint32_t>& x) {
       std::size_t i = 0;
@@ -151,10 +161,12 @@ class link_costs {
     };
     for (std::size_t a = 0; a < D_; ++a) {
       sorted_row(a, true, out_w_, out_x_);
-      sorted_row(a, false, in_w_, in_x_);
+      if (!symmetric_) sorted_row(a, false, in_w_, in_x_);
       if (!has_latency_) continue;
-      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + out_x_[a * k + i]], in_l_[a * k + i] = lat_[in_x_[a * k + i] * D_ + a];
+      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + out_x_[a * k + i]];
       std::sort(out_l_.begin() + static_cast<std::ptrdiff_t>(a * k), out_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
+      if (symmetric_) continue;
+      for (std::size_t i = 0; i < k; ++i) in_l_[a * k + i] = lat_[in_x_[a * k + i] * D_ + a];
       std::sort(in_l_.begin() + static_cast<std::ptrdiff_t>(a * k), in_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
     }
   }
