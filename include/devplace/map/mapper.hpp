@@ -74,15 +74,16 @@ namespace devplace {
 
 /// The most devices the mapper takes. Its set-up (bound tables, symmetry detection, the ring
 /// tables) runs under the time limit, and past it the mapper returns the best baseline map; what
-/// no time limit stops is building the dense link tables (`link_costs`, O(D² log D) time and
-/// 40 D² bytes, 56 D² with latencies) from the topology's own D² matrices (16 D² bytes): 0.24 GB
-/// and about 1 s at 2,048 devices, 7 GB at 10^4 (docs/mapping.md, "Limits").
+/// no time limit stops is building the dense matrices before the mapper starts: the topology's
+/// own (16 D² bytes) and the link tables (`link_costs`, O(D² log D) time, 28 D² bytes on a
+/// symmetric topology without latency, up to 64 D²): 0.19 GB and about 0.6 s CPU at 2,048 devices,
+/// 4.4 GB at 10^4 (docs/mapping.md, "Set-up under the time limit; limits").
 /// `map_devices` on a larger topology throws std::invalid_argument before building anything;
 /// `devplace map` and `plan` read topologies with `mapper_device_limit`, so that a larger one is
 /// an input error before its matrices are built.
 inline constexpr std::size_t max_mapper_devices = 2048;
 inline constexpr device_limit mapper_device_limit{
-    max_mapper_devices, "the most devices devplace maps onto: its dense link tables take 56 D^2 bytes with the topology's, 0.24 GB at 2048 devices, and are built before the time limit applies"};
+    max_mapper_devices, "the most devices devplace maps onto: its dense link tables and the topology's take 44 D^2 bytes or more, 0.19 GB at 2048 devices, and are built before the time limit applies"};
 
 namespace detail {
 inline void check_mapper_devices(std::size_t D) {
