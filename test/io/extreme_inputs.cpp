@@ -158,7 +158,7 @@ TEST_CASE("fuzz finding: torus2d [3, 531] reads as 1593 devices, and a device li
   CHECK(what == "t.json: /shape: torus2d would have 1593 devices, more than the limit of 256 (fuzz cap)");
 }
 
-TEST_CASE("the mapper rejects a topology above its device limit up front; one below it maps") {
+TEST_CASE("the mapper rejects a topology above its device limit up front, one below it maps") {
   // 10^4 devices through the mapper's own limit: an error at /shape, before any matrix.
   std::string what;
   try {
@@ -191,7 +191,7 @@ TEST_CASE("a zero-cost graph partitions with objective 0") {
   CHECK(longest_path(g, [](const op_graph& gg, auto v) { return gg.compute_ms(v); }).length == 0.0);
 }
 
-TEST_CASE("parallel edges add their bytes; a self-loop is named") {
+TEST_CASE("parallel edges add their bytes, a self-loop is named") {
   const op_graph g = io::read_graph_json_text(
       two_nodes + R"({"id": 1, "fwd_ms": 1, "bwd_ms": 1}],
          "edges": [{"src": 0, "dst": 1, "bytes": 1}, {"src": 0, "dst": 1, "bytes": 2}]})",
@@ -202,7 +202,7 @@ TEST_CASE("parallel edges add their bytes; a self-loop is named") {
         "g.json: /edges/0: self-loop on node 1");
 }
 
-TEST_CASE("NaN, Inf, negative and overflowing numbers are named; huge finite ones give finite answers") {
+TEST_CASE("NaN, Inf, negative and overflowing numbers are named, huge finite ones give finite answers") {
   CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": -1, "bwd_ms": 1}], "edges": []})") ==
         "g.json: /nodes/1/fwd_ms: expected a number >= 0, got -1");
   CHECK(extreme_graph_error_of(two_nodes + R"({"id": 1, "fwd_ms": NaN, "bwd_ms": 1}], "edges": []})").rfind("g.json: line 1, column ", 0) == 0);

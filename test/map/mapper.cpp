@@ -203,7 +203,7 @@ TEST_CASE("mapper: relabelling the devices does not change the objective") {
   }
 }
 
-TEST_CASE("mapper: one thread and several threads agree; symmetry breaking changes nodes, not the optimum") {
+TEST_CASE("mapper: one thread and several threads agree, symmetry breaking changes nodes, not the optimum") {
   std::mt19937_64 rng(18);
   const auto topo = torus2d(4, 4);
   for (int it = 0; it < 4; ++it) {
@@ -221,7 +221,7 @@ TEST_CASE("mapper: one thread and several threads agree; symmetry breaking chang
   }
 }
 
-TEST_CASE("mapper: optimal only when proved; a timeout leaves the best mapping found") {
+TEST_CASE("mapper: optimal only when proved, a timeout leaves the best mapping found") {
   // 64 random devices, 8 x 8: the bracket cannot close in a microsecond
   const auto topo = uniform_dist(64, 5);
   std::mt19937_64 rng(19);
@@ -237,7 +237,7 @@ TEST_CASE("mapper: optimal only when proved; a timeout leaves the best mapping f
   }
 }
 
-TEST_CASE("mapper: per-target timeouts move the bracket without proof; what it proves still holds") {
+TEST_CASE("mapper: per-target timeouts move the bracket without proof, what it proves still holds") {
   // Small enough for brute force: the true optimum is known independently.
   std::mt19937_64 rng(23);
   for (int it = 0; it < 12; ++it) {

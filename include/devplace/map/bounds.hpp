@@ -20,9 +20,14 @@
 /// O(V·D) distinct values, each step a capacitated bipartite matching over the groups of vertices
 /// with identical rows (the copies of a stage) — O(log(VD) · V · G·D).
 #include <algorithm>
+#include <bit>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -30,19 +35,38 @@
 
 namespace devplace {
 
-/// b(v, d) for every G' vertex v and device d, row-major (V rows of D).
+/// b(v, d) for every G' vertex v and device d, row-major (V rows of D). `complete` is false when
+/// a deadline stopped the table early (the rows not computed are 0: still lower bounds).
 struct device_bound_table {
   std::size_t vertices = 0, devices = 0;
   std::vector<double> value;
+  bool complete = true;
   [[nodiscard]] double operator()(std::size_t v, std::size_t d) const noexcept { return value[v * devices + d]; }
 };
 
+/// The table of `model.bound` with each vertex alone placed: O(V·D) bounds, or O(S·D) when the
+/// model says its bound is the same for every replica of a stage (`replica_invariant_bound`).
+/// Stops at `deadline` (checked per row) with `complete = false`.
 template <mapping_cost_model C>
-[[nodiscard]] device_bound_table make_device_bound_table(const stage_graph& g, const link_costs& L, const C& model) {
+[[nodiscard]] device_bound_table make_device_bound_table(
+    const stage_graph& g, const link_costs& L, const C& model,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   device_bound_table t{g.vertices(), L.devices(), {}};
   t.value.assign(t.vertices * t.devices, 0.0);
   std::vector<std::size_t> dev(g.vertices(), unplaced);
+  const bool per_stage = model_replica_invariant_bound(model, g);
   for (std::size_t v = 0; v < t.vertices; ++v) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      t.complete = false;
+      std::fill(t.value.begin() + static_cast<std::ptrdiff_t>(v * t.devices), t.value.end(), 0.0);
+      return t;
+    }
+    const std::size_t s = g.stage_of_vertex(v), first = g.vertex(s, 0);
+    if (per_stage && v != first) {  // the stage's first replica has its row already
+      std::copy_n(t.value.begin() + static_cast<std::ptrdiff_t>(first * t.devices), t.devices,
+                  t.value.begin() + static_cast<std::ptrdiff_t>(v * t.devices));
+      continue;
+    }
     for (std::size_t d = 0; d < t.devices; ++d) {
       dev[v] = d;
       t.value[v * t.devices + d] = static_cast<double>(model.bound(g, L, std::span<const std::size_t>(dev), v));
@@ -80,26 +104,74 @@ template <mapping_cost_model C>
 namespace detail {
 
 /// Groups of vertices whose rows of the table are identical: (representative vertex, count).
-inline std::vector<std::pair<std::size_t, std::size_t>> identical_rows(const device_bound_table& t) {
+/// Past `deadline` the remaining vertices are groups of their own (a finer grouping, same answer).
+inline std::vector<std::pair<std::size_t, std::size_t>> identical_rows(
+    const device_bound_table& t, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   std::vector<std::pair<std::size_t, std::size_t>> groups;
+  bool late = false;
   for (std::size_t v = 0; v < t.vertices; ++v) {
     bool placed = false;
-    for (auto& [rep, n] : groups)
-      if (std::equal(t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices),
-                     t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices + t.devices),
-                     t.value.begin() + static_cast<std::ptrdiff_t>(v * t.devices))) {
-        ++n;
-        placed = true;
-        break;
-      }
+    late = late || std::chrono::steady_clock::now() >= deadline;
+    if (!late)
+      for (auto& [rep, n] : groups)
+        if (std::equal(t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices),
+                       t.value.begin() + static_cast<std::ptrdiff_t>(rep * t.devices + t.devices),
+                       t.value.begin() + static_cast<std::ptrdiff_t>(v * t.devices))) {
+          ++n;
+          placed = true;
+          break;
+        }
     if (!placed) groups.emplace_back(v, 1);
   }
   return groups;
 }
 
-/// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta.
-inline bool groups_fit(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
-                       double theta) {
+/// The most groups whose fit is decided by Hall's condition over every subset of groups (2^G
+/// unions of device bitsets) rather than by augmenting paths.
+inline constexpr std::size_t hall_max_groups = 12;
+
+/// Hall's theorem for the groups: they fit iff every subset X of groups has at least Σ_X count
+/// devices allowed to one of its members. O(2^G · D/64) words, exact (same answer as matching).
+inline bool groups_fit_hall(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                            double theta) {
+  const std::size_t G = groups.size(), W = (t.devices + 63) / 64;
+  std::vector<std::uint64_t> allowed(G * W, 0);
+  for (std::size_t i = 0; i < G; ++i)
+    for (std::size_t d = 0; d < t.devices; ++d)
+      if (t(groups[i].first, d) <= theta) allowed[i * W + d / 64] |= std::uint64_t{1} << (d % 64);
+  std::vector<std::uint64_t> uni((std::size_t{1} << G) * W, 0);  // union of the allowed devices of subset X
+  std::vector<std::size_t> need(std::size_t{1} << G, 0);
+  for (std::size_t X = 1; X < (std::size_t{1} << G); ++X) {
+    const std::size_t i = static_cast<std::size_t>(std::countr_zero(X)), rest = X & (X - 1);
+    need[X] = need[rest] + groups[i].second;
+    std::size_t have = 0;
+    for (std::size_t w = 0; w < W; ++w) {
+      uni[X * W + w] = uni[rest * W + w] | allowed[i * W + w];
+      have += static_cast<std::size_t>(std::popcount(uni[X * W + w]));
+    }
+    if (have < need[X]) return false;
+  }
+  return true;
+}
+
+/// The same by augmenting paths over the devices (any number of groups); nothing when
+/// `deadline` passed before it was settled.
+inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
+                                                 const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                                                 double theta, std::chrono::steady_clock::time_point deadline);
+
+/// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta; nothing when
+/// `deadline` passed before it was settled.
+inline std::optional<bool> groups_fit(const device_bound_table& t,
+                                      const std::vector<std::pair<std::size_t, std::size_t>>& groups, double theta,
+                                      std::chrono::steady_clock::time_point deadline) {
+  if (groups.size() <= hall_max_groups) return groups_fit_hall(t, groups, theta);
+  return groups_fit_augmenting(t, groups, theta, deadline);
+}
+
+inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
+                                                 const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+                                                 double theta, std::chrono::steady_clock::time_point deadline) {
   const std::size_t D = t.devices;
   std::vector<std::size_t> owner(D, unplaced);
   std::vector<char> seen(D, 0);
@@ -117,6 +189,7 @@ inline bool groups_fit(const device_bound_table& t, const std::vector<std::pair<
   };
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (std::size_t k = 0; k < groups[gi].second; ++k) {
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
       std::fill(seen.begin(), seen.end(), 0);
       if (!augment(gi)) return false;
     }
@@ -126,11 +199,13 @@ inline bool groups_fit(const device_bound_table& t, const std::vector<std::pair<
 }  // namespace detail
 
 /// The bottleneck-assignment bound: min over injective p of max_v b(v, p(v)); +inf if the
-/// vertices outnumber the devices.
-[[nodiscard]] inline double assignment_lower_bound(const device_bound_table& t) {
+/// vertices outnumber the devices. A binary search over the table's values; when `deadline`
+/// stops it, the smallest value not yet ruled out (≥ the sorting bound, still a lower bound).
+[[nodiscard]] inline double assignment_lower_bound(
+    const device_bound_table& t, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (t.vertices > t.devices) return std::numeric_limits<double>::infinity();
   if (t.vertices == 0) return 0.0;
-  const auto groups = detail::identical_rows(t);
+  const auto groups = detail::identical_rows(t, deadline);
   std::vector<double> values;
   values.reserve(groups.size() * t.devices);
   for (auto [rep, n] : groups)
@@ -143,7 +218,9 @@ inline bool groups_fit(const device_bound_table& t, const std::vector<std::pair<
   lo = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), slb) - values.begin());
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    if (detail::groups_fit(t, groups, values[mid])) hi = mid;
+    const auto fit = detail::groups_fit(t, groups, values[mid], deadline);
+    if (!fit) break;  // out of time: values[lo] is not ruled out, a valid bound
+    if (*fit) hi = mid;
     else lo = mid + 1;
   }
   return values[lo];

@@ -31,7 +31,9 @@
 /// paper's automatic choice by the allreduce-to-p2p volume ratio ρ (G13).
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -40,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "devplace/cost/transfer.hpp"
@@ -61,7 +64,6 @@ class link_costs {
   template <device_topology T>
   explicit link_costs(const T& t) : D_(devplace::num_devices(t)) {
     w_.assign(D_ * D_, 0.0);
-    lat_.assign(D_ * D_, 0.0);
     for (std::size_t a = 0; a < D_; ++a)
       for (std::size_t b = 0; b < D_; ++b) {
         if (a == b) continue;
@@ -73,13 +75,16 @@ class link_costs {
           throw std::invalid_argument("link_costs: latency " + std::to_string(a) + " -> " + std::to_string(b) +
                                       " must be a finite number >= 0");
         w_[a * D_ + b] = 1.0 / (bw * 1e6);
-        lat_[a * D_ + b] = l * 1e-3;
-        if (l > 0) has_latency_ = true;
+        if (l > 0) {
+          if (lat_.empty()) lat_.assign(D_ * D_, 0.0);  // no latency table at all without latency
+          lat_[a * D_ + b] = l * 1e-3;
+          has_latency_ = true;
+        }
       }
     symmetric_ = true;
     for (std::size_t a = 0; a < D_ && symmetric_; ++a)
       for (std::size_t b = a + 1; b < D_; ++b)
-        if (w_[a * D_ + b] != w_[b * D_ + a] || lat_[a * D_ + b] != lat_[b * D_ + a]) {
+        if (w_[a * D_ + b] != w_[b * D_ + a] || latency_ms(a, b) != latency_ms(b, a)) {
           symmetric_ = false;
           break;
         }
@@ -90,29 +95,40 @@ class link_costs {
   /// w(a, b): ms to move one byte from a to b.
   [[nodiscard]] double ms_per_byte(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }
   /// Per-message latency a -> b in ms.
-  [[nodiscard]] double latency_ms(std::size_t a, std::size_t b) const noexcept { return lat_[a * D_ + b]; }
+  [[nodiscard]] double latency_ms(std::size_t a, std::size_t b) const noexcept {
+    return has_latency_ ? lat_[a * D_ + b] : 0.0;
+  }
   /// T(a, b, bytes) in ms; 0 for an empty message.
   [[nodiscard]] double transfer_ms(std::size_t a, std::size_t b, double bytes) const noexcept {
-    return transfer_time_ms_w(bytes, w_[a * D_ + b], lat_[a * D_ + b]);
+    return transfer_time_ms_w(bytes, w_[a * D_ + b], latency_ms(a, b));
   }
   /// The share of link a -> b in a ring allreduce over `replicas` whose replicas each move
   /// `ring_bytes` = 2(R−1)/R · P bytes in all: 2(R−1) · T(a, b, P/R) = ring_bytes · w + 2(R−1) · ℓ.
   [[nodiscard]] double ring_transfer_ms(std::size_t a, std::size_t b, double ring_bytes, std::size_t replicas) const noexcept {
-    return ring_bytes > 0 ? ring_bytes * w_[a * D_ + b] + ring_steps(replicas) * lat_[a * D_ + b] : 0.0;
+    return ring_bytes > 0 ? ring_bytes * w_[a * D_ + b] + ring_steps(replicas) * latency_ms(a, b) : 0.0;
   }
   /// True when w and latency are symmetric matrices.
   [[nodiscard]] bool symmetric() const noexcept { return symmetric_; }
   [[nodiscard]] bool has_latency() const noexcept { return has_latency_; }
 
-  /// w(a, x) over x ≠ a, ascending (D − 1 entries), and the devices x in that order.
+  /// w(a, x) over x ≠ a, ascending (D − 1 entries), and the devices x in that order (ties by
+  /// device id).
   [[nodiscard]] std::span<const double> out_sorted(std::size_t a) const noexcept { return row(out_w_, a); }
-  [[nodiscard]] std::span<const std::size_t> out_sorted_devices(std::size_t a) const noexcept { return row(out_x_, a); }
-  /// w(x, a) over x ≠ a, ascending, and the devices x in that order.
-  [[nodiscard]] std::span<const double> in_sorted(std::size_t a) const noexcept { return row(in_w_, a); }
-  [[nodiscard]] std::span<const std::size_t> in_sorted_devices(std::size_t a) const noexcept { return row(in_x_, a); }
-  /// latency(a, x) over x ≠ a, ascending; latency(x, a) ascending.
-  [[nodiscard]] std::span<const double> out_latency_sorted(std::size_t a) const noexcept { return row(out_l_, a); }
-  [[nodiscard]] std::span<const double> in_latency_sorted(std::size_t a) const noexcept { return row(in_l_, a); }
+  [[nodiscard]] std::span<const std::uint32_t> out_sorted_devices(std::size_t a) const noexcept { return row(out_x_, a); }
+  /// w(x, a) over x ≠ a, ascending, and the devices x in that order (the outgoing rows on a
+  /// symmetric topology).
+  [[nodiscard]] std::span<const double> in_sorted(std::size_t a) const noexcept { return row(symmetric_ ? out_w_ : in_w_, a); }
+  [[nodiscard]] std::span<const std::uint32_t> in_sorted_devices(std::size_t a) const noexcept {
+    return row(symmetric_ ? out_x_ : in_x_, a);
+  }
+  /// latency(a, x) over x ≠ a, ascending; latency(x, a) ascending (one shared row of zeros
+  /// without latency).
+  [[nodiscard]] std::span<const double> out_latency_sorted(std::size_t a) const noexcept {
+    return has_latency_ ? row(out_l_, a) : row(out_l_, 0);
+  }
+  [[nodiscard]] std::span<const double> in_latency_sorted(std::size_t a) const noexcept {
+    return !has_latency_ ? row(out_l_, 0) : symmetric_ ? row(out_l_, a) : row(in_l_, a);
+  }
 
  private:
   template <class V>
@@ -120,28 +136,37 @@ class link_costs {
     const std::size_t k = D_ ? D_ - 1 : 0;
     return {v.data() + a * k, k};
   }
+  /// Sorts every device's outgoing and incoming links by (ms per byte, device id): O(D² log D)
+  /// time over contiguous (value, id) pairs. Device ids are 32 bits; a symmetric topology keeps
+  /// only the outgoing rows (the incoming ones are the same); without latency there is no latency
+  /// matrix and one shared row of zero sorted latencies. Memory: 28 D² bytes on a symmetric
+  /// topology without latency, 64 D² on an asymmetric one with latency.
   void sort_links() {
     const std::size_t k = D_ ? D_ - 1 : 0;
+    const std::size_t in_rows = symmetric_ ? 0 : D_;
     out_w_.resize(D_ * k);
-    in_w_.resize(D_ * k);
-    out_l_.resize(D_ * k);
-    in_l_.resize(D_ * k);
+    in_w_.resize(in_rows * k);
     out_x_.resize(D_ * k);
-    in_x_.resize(D_ * k);
-    std::vector<std::size_t> ids;
+    in_x_.resize(in_rows * k);
+    const std::size_t latency_rows = has_latency_ ? D_ : std::min<std::size_t>(D_, 1);
+    out_l_.assign(latency_rows * k, 0.0);
+    in_l_.assign(has_latency_ ? in_rows * k : 0, 0.0);
+    std::vector<std::pair<double, std::uint32_t>> links(k);
+    auto sorted_row = [&](std::size_t a, bool out, std::vector<double>& w, std::vector<std::uint32_t>& x) {
+      std::size_t i = 0;
+      for (std::size_t y = 0; y < D_; ++y)
+        if (y != a) links[i++] = {out ? w_[a * D_ + y] : w_[y * D_ + a], static_cast<std::uint32_t>(y)};
+      std::sort(links.begin(), links.end());
+      for (i = 0; i < k; ++i) w[a * k + i] = links[i].first, x[a * k + i] = links[i].second;
+    };
     for (std::size_t a = 0; a < D_; ++a) {
-      ids.clear();
-      for (std::size_t x = 0; x < D_; ++x)
-        if (x != a) ids.push_back(x);
-      auto by = [&](auto key) {
-        std::stable_sort(ids.begin(), ids.end(), [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
-      };
-      by([&](std::size_t x) { return w_[a * D_ + x]; });
-      for (std::size_t i = 0; i < k; ++i) out_x_[a * k + i] = ids[i], out_w_[a * k + i] = w_[a * D_ + ids[i]];
-      by([&](std::size_t x) { return w_[x * D_ + a]; });
-      for (std::size_t i = 0; i < k; ++i) in_x_[a * k + i] = ids[i], in_w_[a * k + i] = w_[ids[i] * D_ + a];
-      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + ids[i]], in_l_[a * k + i] = lat_[ids[i] * D_ + a];
+      sorted_row(a, true, out_w_, out_x_);
+      if (!symmetric_) sorted_row(a, false, in_w_, in_x_);
+      if (!has_latency_) continue;
+      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + out_x_[a * k + i]];
       std::sort(out_l_.begin() + static_cast<std::ptrdiff_t>(a * k), out_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
+      if (symmetric_) continue;
+      for (std::size_t i = 0; i < k; ++i) in_l_[a * k + i] = lat_[in_x_[a * k + i] * D_ + a];
       std::sort(in_l_.begin() + static_cast<std::ptrdiff_t>(a * k), in_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
     }
   }
@@ -150,18 +175,22 @@ class link_costs {
   std::vector<double> w_, lat_;
   bool symmetric_ = true, has_latency_ = false;
   std::vector<double> out_w_, in_w_, out_l_, in_l_;
-  std::vector<std::size_t> out_x_, in_x_;
+  std::vector<std::uint32_t> out_x_, in_x_;
 };
 
 /// Bottleneck walks of a topology: B_h(a, b) = the least possible largest ms-per-byte over the
 /// links of a walk from a to b with at most h links (h ≥ 1). Any h consecutive ring links from a
 /// to b cost at least x · B_h(a, b) for x bytes (without latency), which bounds how cheaply a
 /// partly placed ring can still be closed. Tables are built up to `max_hops` or until they stop
-/// changing; when the work limit (≈ D³ per hop) cuts them short, longer walks are unknown (0).
+/// changing; when the work limit (≈ D³ per hop) or `deadline` cuts them short, longer walks are
+/// unknown (0).
 class bottleneck_walks {
  public:
+  using clock = std::chrono::steady_clock;
   bottleneck_walks() = default;
-  bottleneck_walks(const link_costs& L, std::size_t max_hops, double work_limit = 4e8) : D_(L.devices()) {
+  bottleneck_walks(const link_costs& L, std::size_t max_hops, double work_limit = 4e8,
+                   clock::time_point deadline = clock::time_point::max())
+      : D_(L.devices()) {
     const std::size_t D = D_;
     if (D < 2 || max_hops == 0) return;
     std::vector<double> cur(D * D);
@@ -174,7 +203,8 @@ class bottleneck_walks {
       if (work > work_limit) return;  // truncated: longer walks unknown
       std::vector<double> next = cur;
       bool changed = false;
-      for (std::size_t a = 0; a < D; ++a)
+      for (std::size_t a = 0; a < D; ++a) {
+        if (clock::now() >= deadline) return;  // truncated: longer walks unknown
         for (std::size_t x = 0; x < D; ++x) {
           const double ax = cur[a * D + x];
           if (!std::isfinite(ax)) continue;
@@ -184,6 +214,7 @@ class bottleneck_walks {
             if (v < next[a * D + b]) next[a * D + b] = v, changed = true;
           }
         }
+      }
       if (!changed) {
         converged_ = true;
         return;
@@ -231,7 +262,11 @@ enum class replica_symmetry {
 /// Optional: `c.symmetry(g, L)` -> `replica_symmetry` (default none); `c.shared_time()` -> bool, true
 /// when every replica of a stage always has the same time (checked once per stage);
 /// `c.prepare(g, L)` -> C, a copy of the model with tables precomputed for this input (called
-/// once by the mapper before searching).
+/// once by the mapper before searching; `c.prepare(g, L, deadline)` is preferred when present and
+/// may leave tables shorter once the steady-clock deadline has passed);
+/// `c.replica_invariant_bound(g)` -> bool, true when `bound` with one vertex alone placed is the
+/// same for every replica of its stage (the mapper then computes one row of per-device bounds per
+/// stage, not per replica).
 /// Semantic requirements: times are finite and ≥ 0 and depend on devices only through `L`
 /// (device symmetry breaking relies on it; switch it off otherwise).
 template <class C>
@@ -262,13 +297,26 @@ template <mapping_cost_model C>
     return false;
 }
 
-/// `c.prepare(g, L)` when the model has it, else `c`.
+/// `c.prepare(g, L, deadline)` or `c.prepare(g, L)` when the model has it, else `c`.
 template <mapping_cost_model C>
-[[nodiscard]] C prepare_model(const C& c, const stage_graph& g, const link_costs& L) {
-  if constexpr (requires { { c.prepare(g, L) } -> std::convertible_to<C>; })
+[[nodiscard]] C prepare_model(const C& c, const stage_graph& g, const link_costs& L,
+                              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  if constexpr (requires { { c.prepare(g, L, deadline) } -> std::convertible_to<C>; })
+    return c.prepare(g, L, deadline);
+  else if constexpr (requires { { c.prepare(g, L) } -> std::convertible_to<C>; })
     return c.prepare(g, L);
   else
     return c;
+}
+
+/// Whether the model says its per-device bound (one vertex alone placed) is the same for every
+/// replica of a stage.
+template <mapping_cost_model C>
+[[nodiscard]] bool model_replica_invariant_bound(const C& c, const stage_graph& g) {
+  if constexpr (requires { { c.replica_invariant_bound(g) } -> std::convertible_to<bool>; })
+    return c.replica_invariant_bound(g);
+  else
+    return false;
 }
 
 /// The p2p model, eq. 6/8.
@@ -351,6 +399,9 @@ struct p2p_cost {
   [[nodiscard]] replica_symmetry symmetry(const stage_graph& g, const link_costs&) const noexcept {
     return g.uniform_replicas() ? replica_symmetry::copies : replica_symmetry::none;
   }
+  /// Alone on a device, a replica's bound reads only its stage's messages (equal for every
+  /// replica with equal counts).
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 };
 
 /// The allreduce model, eq. 7/9.
@@ -437,11 +488,13 @@ struct allreduce_cost {
     return worst;
   }
 
-  /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds).
-  [[nodiscard]] allreduce_cost prepare(const stage_graph& g, const link_costs& L) const {
+  /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds), cut short
+  /// at `deadline`.
+  [[nodiscard]] allreduce_cost prepare(const stage_graph& g, const link_costs& L,
+                                       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
     allreduce_cost c = *this;
     if (g.replicas() >= 2 && !L.has_latency())
-      c.walks = std::make_shared<const bottleneck_walks>(L, g.replicas());
+      c.walks = std::make_shared<const bottleneck_walks>(L, g.replicas(), 4e8, deadline);
     return c;
   }
 
@@ -452,6 +505,8 @@ struct allreduce_cost {
     return g.uniform_replicas() ? replica_symmetry::rings : replica_symmetry::none;
   }
   [[nodiscard]] bool shared_time() const noexcept { return true; }
+  /// Alone on a device, a replica's ring bound does not read its position in the ring.
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph&) const noexcept { return true; }
 };
 
 /// The combined model: a stage replica's load per micro-batch in an iteration of MB micro-batches,
@@ -489,9 +544,11 @@ struct combined_cost {
            ring.ring_bound_ms(g, L, dev, v) / mb();
   }
 
-  [[nodiscard]] combined_cost prepare(const stage_graph& g, const link_costs& L) const {
-    return {micro_batches, ring.prepare(g, L)};
+  [[nodiscard]] combined_cost prepare(const stage_graph& g, const link_costs& L,
+                                      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
+    return {micro_batches, ring.prepare(g, L, deadline)};
   }
+  [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 
  private:
   [[nodiscard]] double mb() const noexcept { return static_cast<double>(std::max<std::size_t>(micro_batches, 1)); }

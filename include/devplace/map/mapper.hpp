@@ -50,6 +50,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -71,15 +72,18 @@
 
 namespace devplace {
 
-/// The most devices the mapper takes. Its precomputation is quadratic to cubic in D before the
-/// search starts: dense link tables (2 D² doubles, plus the topology's own 2 D²), per-device
-/// sorted link rows and signatures, twin and automorphism detection (docs/mapping.md, "Limits").
+/// The most devices the mapper takes. Its set-up (bound tables, symmetry detection, the ring
+/// tables) runs under the time limit, and past it the mapper returns the best baseline map; what
+/// no time limit stops is building the dense matrices before the mapper starts: the topology's
+/// own (16 D² bytes) and the link tables (`link_costs`, O(D² log D) time, 28 D² bytes on a
+/// symmetric topology without latency, up to 64 D²): 0.19 GB and about 0.6 s CPU at 2,048 devices,
+/// 4.4 GB at 10^4 (docs/mapping.md, "Set-up under the time limit; limits").
 /// `map_devices` on a larger topology throws std::invalid_argument before building anything;
 /// `devplace map` and `plan` read topologies with `mapper_device_limit`, so that a larger one is
 /// an input error before its matrices are built.
-inline constexpr std::size_t max_mapper_devices = 1024;
+inline constexpr std::size_t max_mapper_devices = 2048;
 inline constexpr device_limit mapper_device_limit{
-    max_mapper_devices, "the most devices devplace maps onto: the mapper's tables grow as D^2 and its symmetry detection up to D^3"};
+    max_mapper_devices, "the most devices devplace maps onto: its dense link tables and the topology's take 44 D^2 bytes or more, 0.19 GB at 2048 devices, and are built before the time limit applies"};
 
 namespace detail {
 inline void check_mapper_devices(std::size_t D) {
@@ -117,8 +121,7 @@ class bracket_search {
   using clock = std::chrono::steady_clock;
 
   bracket_search(const stage_graph& g, const link_costs& L, const C& model, const mapper_options& o)
-      : g_(g), L_(L), model_(model), o_(o), t0_(clock::now()), search_(g, L, model, o),
-        threads_(resolve_threads(o.threads)) {
+      : g_(g), L_(L), model_(model), o_(o), t0_(clock::now()), threads_(resolve_threads(o.threads)) {
     deadline_ = std::isfinite(o.timeout_s) && o.timeout_s < 1e9
                     ? t0_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s)))
                     : clock::time_point::max();
@@ -126,7 +129,16 @@ class bracket_search {
   }
 
   mapping_result run() {
+    // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs.
     initial_bracket();
+    search_.emplace(g_, L_, model_, o_, deadline_);
+    t_l_ = search_->initial_lower_bound();  // 0 when the set-up stopped before the bound table was complete
+    res_.initial_lower_bound_ms = t_l_;
+    heuristic_lower_ = t_l_;
+    if (!search_->ready()) {  // the time limit passed during the set-up: the best baseline, no search
+      timed_out_ = true;
+      return finish();
+    }
     {
       executor pool(threads_);  // at most `threads_` searches run at once, so each starts at once
       search_loop(pool);
@@ -147,9 +159,8 @@ class bracket_search {
     std::exception_ptr error;  ///< what the search threw, if anything
   };
 
-  /// t_l0 and the best of the CS, p2p and random maps as the incumbent t_r0.
+  /// The best of the CS, p2p and random maps (and the warm starts) as the incumbent t_r0.
   void initial_bracket() {
-    t_l_ = search_.initial_lower_bound();
     for (auto b : {baseline::cs, baseline::p2p, baseline::random}) {
       const auto dev = flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed));
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
@@ -159,9 +170,7 @@ class bracket_search {
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
       if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = "warm start";
     }
-    res_.initial_lower_bound_ms = t_l_;
     res_.initial_upper_bound_ms = t_r_;
-    heuristic_lower_ = t_l_;
   }
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }
@@ -193,7 +202,7 @@ class bracket_search {
       target_search_result out;
       std::exception_ptr err;
       try {
-        out = search_.search(jp->target, &jp->stop, dl);
+        out = search_->search(jp->target, &jp->stop, dl);
       } catch (...) {
         err = std::current_exception();
       }
@@ -267,7 +276,7 @@ class bracket_search {
   const C& model_;
   const mapper_options& o_;
   clock::time_point t0_, deadline_;
-  mapping_search<C> search_;
+  std::optional<mapping_search<C>> search_;  // built in run(), after the baselines, under the deadline
   unsigned threads_;
   mapping_result res_;
   double t_l_ = 0, t_r_ = std::numeric_limits<double>::infinity();

@@ -67,19 +67,87 @@ struct target_search_result {
 /// Algorithm 2 with its precomputation (mapping order, checking scheme, per-device bounds,
 /// symmetry constraints), reusable for any number of targets and threads (`search` is const).
 /// Keeps references to `g` and `L`: they must outlive it.
+///
+/// The precomputation checks `setup_deadline` inside each of its loops (the ring-closure tables,
+/// the per-device bounds, the assignment bound, the mapping order, the twins, signatures and
+/// orbits); once it has passed, the rest is skipped and `ready()` is false: `search` then
+/// answers at once, not completed, and `initial_lower_bound()` is the bound reached so far (0
+/// before the per-device bounds are complete).
 template <mapping_cost_model C>
 class mapping_search {
  public:
   using clock = std::chrono::steady_clock;
 
-  mapping_search(const stage_graph& g, const link_costs& L, C model = C{}, const mapper_options& o = {})
-      : g_(&g), L_(&L), model_(prepare_model(model, g, L)), opt_(o), V_(g.vertices()), D_(L.devices()), W_((D_ + 63) / 64) {
+  mapping_search(const stage_graph& g, const link_costs& L, C model = C{}, const mapper_options& o = {},
+                 clock::time_point setup_deadline = clock::time_point::max())
+      : g_(&g), L_(&L), model_(model), opt_(o), V_(g.vertices()), D_(L.devices()), W_((D_ + 63) / 64),
+        setup_deadline_(setup_deadline) {
     if (V_ > D_)
       throw std::invalid_argument("mapping: " + std::to_string(g.stages()) + " stages x " +
                                   std::to_string(g.replicas()) + " replicas need " + std::to_string(V_) +
                                   " devices, the topology has " + std::to_string(D_));
-    table_ = make_device_bound_table(g, L, model_);
-    lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_) : sorting_lower_bound(table_);
+    check_mask_ = D_ >= 128 ? 15 : 1023;
+    ready_ = setup();
+  }
+
+  /// Whether the precomputation finished before its deadline (else `search` does nothing).
+  [[nodiscard]] bool ready() const noexcept { return ready_; }
+
+  /// t_l0: the bottleneck-assignment bound (or eq. 10/11 with `assignment_bound = false`).
+  [[nodiscard]] double initial_lower_bound() const noexcept { return lb0_; }
+  /// The mapping order (G' vertices) and the per-device bounds b(v, d).
+  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
+  [[nodiscard]] const device_bound_table& device_bounds() const noexcept { return table_; }
+  [[nodiscard]] const C& model() const noexcept { return model_; }
+
+  /// Searches for a mapping whose every stage time is ≤ `target`. Stops (completed = false) when
+  /// `*stop` becomes true or at `deadline`, and at once when the set-up is not `ready()`.
+  [[nodiscard]] target_search_result search(double target, const std::atomic<bool>* stop = nullptr,
+                                            clock::time_point deadline = clock::time_point::max()) const {
+    target_search_result total;
+    if (!ready_) return total;
+    // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
+    // order when first needed) is built once for all restarts.
+    search_state st;
+    st.t = target;
+    init_allowed_devices(st);
+    // Restarts that alternate two value orders with doubling node budgets: each run is a complete
+    // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
+    // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
+    std::uint64_t budget = 4096;
+    for (unsigned round = 0;; ++round) {
+      const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
+      const bool warnsdorff = round % 2 == 1;
+      if (warnsdorff && !st.reach_ready && !init_reach(st, stop, deadline)) return total;
+      auto r = dfs(st, stop, deadline, warnsdorff, last ? 0 : budget);
+      total.nodes += r.nodes;
+      if (r.completed || (stop && stop->load()) || clock::now() >= deadline) {
+        r.nodes = total.nodes;
+        return r;
+      }
+      if (round % 2 == 1) budget *= 2;
+    }
+  }
+
+ private:
+  // ---------------------------------------------------------------- precomputation
+  [[nodiscard]] bool expired() const { return clock::now() >= setup_deadline_; }
+
+  /// The whole precomputation, step by step; false as soon as the set-up deadline has passed.
+  bool setup() {
+    const auto& g = *g_;
+    const auto& L = *L_;
+    // The model's own tables (the ring-closure walks, up to R · D³) get a quarter of the time
+    // left: cut short they only weaken a bound, and the bound table and symmetries still follow.
+    const auto now = clock::now();
+    const auto prepare_deadline =
+        setup_deadline_ == clock::time_point::max() || setup_deadline_ <= now ? setup_deadline_ : now + (setup_deadline_ - now) / 4;
+    model_ = prepare_model(model_, g, L, prepare_deadline);
+    if (expired()) return false;
+    table_ = make_device_bound_table(g, L, model_, setup_deadline_);
+    if (!table_.complete) return false;
+    lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_, setup_deadline_) : sorting_lower_bound(table_);
+    if (expired()) return false;
     shared_ = model_shares_time(model_);
     // The replica symmetries are those of equal counts (copies, rings of one length).
     sym_ = opt_.symmetry_breaking && g.uniform_replicas() ? model_symmetry(model_, g, L) : replica_symmetry::none;
@@ -93,48 +161,20 @@ class mapping_search {
       std::sort(r.begin(), r.end());
       r.erase(std::unique(r.begin(), r.end()), r.end());
     }
+    if (expired()) return false;
     pressure_.resize(V_);
     for (std::size_t v = 0; v < V_; ++v) {
       double m = std::numeric_limits<double>::infinity();
       for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table_(v, d));
       pressure_[v] = m;
     }
-    make_order();
+    if (!make_order()) return false;
     make_checking_scheme();
-    make_symmetry();
+    if (expired()) return false;
+    return make_symmetry();
   }
 
-  /// t_l0: the bottleneck-assignment bound (or eq. 10/11 with `assignment_bound = false`).
-  [[nodiscard]] double initial_lower_bound() const noexcept { return lb0_; }
-  /// The mapping order (G' vertices) and the per-device bounds b(v, d).
-  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
-  [[nodiscard]] const device_bound_table& device_bounds() const noexcept { return table_; }
-  [[nodiscard]] const C& model() const noexcept { return model_; }
-
-  /// Searches for a mapping whose every stage time is ≤ `target`. Stops (completed = false) when
-  /// `*stop` becomes true or at `deadline`.
-  [[nodiscard]] target_search_result search(double target, const std::atomic<bool>* stop = nullptr,
-                                            clock::time_point deadline = clock::time_point::max()) const {
-    // Restarts that alternate two value orders with doubling node budgets: each run is a complete
-    // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
-    // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
-    target_search_result total;
-    std::uint64_t budget = 4096;
-    for (unsigned round = 0;; ++round) {
-      const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
-      auto r = dfs(target, stop, deadline, round % 2 == 1, last ? 0 : budget);
-      total.nodes += r.nodes;
-      if (r.completed || (stop && stop->load()) || clock::now() >= deadline) {
-        r.nodes = total.nodes;
-        return r;
-      }
-      if (round % 2 == 1) budget *= 2;
-    }
-  }
-
- private:
-  // ---------------------------------------------------------------- precomputation
-  void make_order() {
+  bool make_order() {
     const auto& g = *g_;
     const std::size_t S = g.stages(), R = g.replicas();
     order_.clear();
@@ -173,6 +213,7 @@ class mapping_search {
       std::vector<std::size_t> placed_related(V_, 0);
       std::vector<char> done(V_, 0);
       for (std::size_t k = 0; k < V_; ++k) {
+        if (expired()) return false;
         std::size_t best = unplaced;
         for (std::size_t v = 0; v < V_; ++v) {
           if (done[v]) continue;
@@ -187,6 +228,7 @@ class mapping_search {
     }
     pos_.assign(V_, 0);
     for (std::size_t i = 0; i < V_; ++i) pos_[order_[i]] = i;
+    return true;
   }
 
   [[nodiscard]] bool is_p2p() const noexcept { return std::is_same_v<C, p2p_cost>; }
@@ -211,23 +253,24 @@ class mapping_search {
     own_exact_.assign(V_, 0);
     exact_.assign(V_, {});
     partial_.assign(V_, {});
+    std::vector<std::vector<std::size_t>> sorted_deps;  // for the lookups below: O(log) each, not O(R)
+    if (!shared_) {
+      sorted_deps = deps_;
+      for (auto& d : sorted_deps) std::sort(d.begin(), d.end());
+    }
     for (std::size_t i = 0; i < V_; ++i) {
       const std::size_t v = order_[i];
       own_exact_[i] = comp[v] == i;
       if (shared_) continue;  // the stage's time is v's own
       for (auto u : related_[v]) {
-        if (pos_[u] > i || !contains(deps_[u], v)) continue;  // u placed, its time reads v
+        if (pos_[u] > i || !std::binary_search(sorted_deps[u].begin(), sorted_deps[u].end(), v)) continue;  // u placed, its time reads v
         if (comp[u] == i) exact_[i].push_back(u);
         else partial_[i].push_back(u);
       }
     }
   }
 
-  static bool contains(const std::vector<std::size_t>& v, std::size_t x) {
-    return std::find(v.begin(), v.end(), x) != v.end();
-  }
-
-  void make_symmetry() {
+  bool make_symmetry() {
     const auto& g = *g_;
     const auto& L = *L_;
     const std::size_t S = g.stages(), R = g.replicas();
@@ -291,14 +334,24 @@ class mapping_search {
     twin_prev_.assign(D_, unplaced);
     orbit0_.clear();
     orbit1_.assign(D_, {});
-    if (!opt_.symmetry_breaking) return;
-    twin_prev_ = device_twins(L);
+    if (!opt_.symmetry_breaking) return !expired();
+    twin_prev_ = device_twins(L, setup_deadline_);
+    if (expired()) return false;
     std::uint64_t budget = opt_.automorphism_budget;
-    const auto sig = detail::device_signatures(L);
-    orbit0_ = device_orbit_minima(L, sig, {}, budget);
-    if (V_ >= 2)
-      for (std::size_t d = 0; d < D_ && budget > 0; ++d)
-        if (orbit0_[d] == d) orbit1_[d] = device_orbit_minima(L, sig, {d}, budget);
+    const auto cls = device_signature_classes(L, setup_deadline_);
+    if (expired()) return false;
+    orbit0_ = device_orbit_minima(L, cls, {}, budget, setup_deadline_);
+    if (expired()) return false;
+    // With budget left and every orbit a single device, the search found that only the identity
+    // is an automorphism: every stabiliser is trivial too, nothing to look for.
+    bool trivial = true;
+    for (std::size_t d = 0; d < D_ && trivial; ++d) trivial = orbit0_[d] == d;
+    if (V_ >= 2 && !(trivial && budget > 0))
+      for (std::size_t d = 0; d < D_ && budget > 0; ++d) {
+        if (expired()) return false;
+        if (orbit0_[d] == d) orbit1_[d] = device_orbit_minima(L, cls, {d}, budget, setup_deadline_);
+      }
+    return !expired();
   }
 
   // ---------------------------------------------------------------- search
@@ -323,6 +376,7 @@ class mapping_search {
     std::vector<double> group_above;
     std::vector<std::size_t> groups_by_freedom;  // group ids, fewest allowed devices first
     std::vector<std::uint64_t> reach;            // Warnsdorff: devices reachable within t (built-in models)
+    bool reach_ready = false;
     std::vector<std::uint64_t> free_union;       // scratch of the counting check
     // the partial mapping
     std::vector<std::size_t> dev;
@@ -397,7 +451,10 @@ class mapping_search {
   /// For the two built-in models: the devices a device can reach within a stage's budget
   /// (allreduce: the ring volume; p2p: its smallest message), to order candidates by how few
   /// free onward devices they leave (Warnsdorff's rule), which finds rings and tilings sooner.
-  void init_reach(search_state& st) const {
+  /// O(S·D²): built once per target, when the first Warnsdorff round needs it; false when `stop`
+  /// or `deadline` interrupted it.
+  bool init_reach(search_state& st, const std::atomic<bool>* stop, clock::time_point deadline) const {
+    st.reach_ready = true;
     if constexpr (builtin_model) {
       const auto& g = *g_;
       const auto& L = *L_;
@@ -410,14 +467,19 @@ class mapping_search {
         } else {
           for (auto n : g.neighbours(s)) x = g.message_bytes(s, n);  // the last is the smallest
         }
-        for (std::size_t a = 0; a < D_; ++a)
+        for (std::size_t a = 0; a < D_; ++a) {
+          if ((a & 63u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)) return false;
           for (std::size_t b = 0; b < D_; ++b) {
             const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas(s))
                                                                   : L.transfer_ms(a, b, x);
             if (a != b && g.replica_compute_ms(s) + link <= st.t) st.reach[(s * D_ + a) * W_ + b / 64] |= std::uint64_t{1} << (b % 64);
           }
+        }
       }
+    } else {
+      (void)stop, (void)deadline;
     }
+    return true;
   }
 
   /// Warnsdorff key of placing v on d: the free devices d can still reach for v's open links.
@@ -558,14 +620,13 @@ class mapping_search {
 
   /// One depth-first search; `warnsdorff` orders candidates by their free onward devices first;
   /// stops (not completed) after `budget` nodes when budget > 0.
-  target_search_result dfs(double t, const std::atomic<bool>* stop, clock::time_point deadline, bool warnsdorff,
+  /// `st` holds the per-target data (`init_allowed_devices`, and `init_reach` for Warnsdorff);
+  /// the partial mapping is reset here.
+  target_search_result dfs(search_state& st, const std::atomic<bool>* stop, clock::time_point deadline, bool warnsdorff,
                            std::uint64_t budget) const {
     target_search_result res;
-    search_state st;
-    st.t = t;
     st.warnsdorff = warnsdorff;
-    init_allowed_devices(st);
-    init_reach(st);
+    st.smallest_pruning_value = std::numeric_limits<double>::infinity();
     st.dev.assign(V_, unplaced);
     st.used.assign(W_, 0);
     st.tp.assign(V_ + 1, 0.0);
@@ -585,7 +646,7 @@ class mapping_search {
       const auto [key, x, d] = st.cands[i][st.next[i]++];
       (void)key;
       const bool interrupted = ++nodes == budget ||
-                               ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline));
+                               ((nodes & check_mask_) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline));
       if (interrupted) {
         res.nodes = nodes;
         return res;
@@ -613,6 +674,9 @@ class mapping_search {
   C model_;
   mapper_options opt_;
   std::size_t V_, D_, W_;
+  clock::time_point setup_deadline_;
+  std::uint64_t check_mask_ = 1023;  // the clock is read every check_mask_ + 1 nodes (fewer on large topologies)
+  bool ready_ = false;
   device_bound_table table_;
   double lb0_ = 0;
   bool shared_ = false;
