@@ -90,7 +90,7 @@ TEST_CASE("10^5 operators through the JSON reader, split evenly by topo_dp") {
   CHECK(r.objective_ms == doctest::Approx(2.0 * n / 4));
 }
 
-TEST_CASE("a 10^4-device topology from a generator; a larger one is a clear error") {
+TEST_CASE("a 10^4-device topology from a generator, a larger one is a clear error") {
   const auto t = io::read_topology_json_text(
       R"({"format": "devplace.topology/1", "generator": "two_level", "shape": [100, 100]})", "t.json");
   REQUIRE(t.num_devices() == 10'000);

@@ -121,7 +121,7 @@ TEST_CASE("mcm: engine and repair never return an invalid partition (random DAGs
   MESSAGE(runs << " repairs, " << fallbacks << " fallbacks");
 }
 
-TEST_CASE("mcm: repair is deterministic for a seed; bad arguments throw") {
+TEST_CASE("mcm: repair is deterministic for a seed, bad arguments throw") {
   const adj_t g{{1, 3}, {2}, {3}, {}};
   mcm::constraint_engine e(g, 4);
   mcm::random_engine a(3), b(3);
@@ -138,7 +138,7 @@ TEST_CASE("mcm: repair is deterministic for a seed; bad arguments throw") {
   CHECK(r.changed > 0);
 }
 
-TEST_CASE("mcm: chain DP is valid and optimal among one-boundary chunkings; greedy is valid") {
+TEST_CASE("mcm: chain DP is valid and optimal among one-boundary chunkings, greedy is valid") {
   std::mt19937_64 gen(17);
   for (int t = 0; t < 100; ++t) {
     const std::size_t n = 1 + gen() % 7, C = 1 + gen() % 4;

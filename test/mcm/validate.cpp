@@ -100,7 +100,7 @@ TEST_CASE("mcm: validate names the first rule and what is involved") {
   CHECK_THROWS_AS((void)validate(residual4, std::span<const int>(f012), 4), std::invalid_argument);
 }
 
-TEST_CASE("mcm: valid chip graphs: fork/join, star; eq. 4 read literally as delta = 1 on chip edges") {
+TEST_CASE("mcm: valid chip graphs: fork/join, star, eq. 4 read literally as delta = 1 on chip edges") {
   const adj_t diamond4{{1, 2}, {3}, {3}, {}};
   const std::vector<int> fj{0, 1, 2, 3};
   CHECK(validate(diamond4, std::span<const int>(fj), 4).valid());

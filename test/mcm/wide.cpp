@@ -148,7 +148,7 @@ TEST_CASE("mcm wide: brute-force counts and SAMPLE / FIX at C = 65, 100, 128 on 
   }
 }
 
-TEST_CASE("mcm wide: repairs at C = 65, 100, 128 pass the validator; chips above 63 are used and kept") {
+TEST_CASE("mcm wide: repairs at C = 65, 100, 128 pass the validator, chips above 63 are used and kept") {
   std::mt19937_64 gen(100);
   std::size_t repairs = 0, fallbacks = 0;
   for (std::size_t C : {65u, 100u, 128u}) {
@@ -206,7 +206,7 @@ TEST_CASE("mcm wide: repairs at C = 65, 100, 128 pass the validator; chips above
   CHECK(2 * fallbacks < repairs);
 }
 
-TEST_CASE("mcm wide: search at C = 100 returns a valid partition; the engine limits are named") {
+TEST_CASE("mcm wide: search at C = 100 returns a valid partition, the engine limits are named") {
   std::mt19937_64 gen(101);
   const auto g = devplace::test::random_op_graph(gen, devplace::test::random_adjacency(gen, 40, devplace::test::shape::chain_with_skips));
   const auto ring = mcm::one_way_ring(100);

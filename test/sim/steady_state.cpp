@@ -112,7 +112,7 @@ TEST_CASE("allreduce objective = the simulated iteration of one micro-batch with
   }
 }
 
-TEST_CASE("latency: 2(R-1) per ring allreduce in both the mapper and the simulator; none for an empty message") {
+TEST_CASE("latency: 2(R-1) per ring allreduce in both the mapper and the simulator, none for an empty message") {
   // Two replicas of one stage on a 2-device topology with 10 us latency and 1 GB/s: the ring is
   // 2 steps of P/2 bytes, each paying the latency: 2 * (P/2 / 1e6 + 0.01) ms.
   Eigen::MatrixXd bw(2, 2), lat(2, 2);

@@ -20,7 +20,7 @@
 
 using namespace devplace;
 
-TEST_CASE("executor: the first exception of a task reaches wait(); later tasks are dropped") {
+TEST_CASE("executor: the first exception of a task reaches wait(), later tasks are dropped") {
   for (unsigned threads : {1u, 2u, 8u}) {
     CAPTURE(threads);
     executor ex(threads);

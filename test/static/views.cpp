@@ -50,7 +50,7 @@ static_assert(!can_reverse<csr_dag>);
 static_assert(can_reverse<induced_csr>);  // rvalue view: held by value, fine
 static_assert(!can_reverse<std::vector<std::vector<int>>&>);  // not bidirectional
 
-TEST_CASE("a view of a view holds it by value; a view of a graph refers to it") {
+TEST_CASE("a view of a view holds it by value, a view of a graph refers to it") {
   const csr_dag g = to_csr_dag(std::vector<std::vector<int>>{{1}, {}});
   const auto r = views::reverse(g);
   CHECK(&r.base().base() == &g);
