@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <numeric>
 #include <string_view>
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/longest_path.hpp"
 #include "devplace/config.hpp"
 #include "devplace/executor.hpp"
@@ -78,6 +80,10 @@ struct plan_search_options {
   /// Also the general DP J(2) for every S with 2 ≤ S < D: per-stage replica counts summing to D
   /// (a configuration of its own, listed after the equal-count ones).
   bool general = false;
+  /// The general DP relaxes every (F', F) down-set pair for every pair of device counts (D² per
+  /// pair): it runs only on graphs (the graph itself, or an α's quotient) with at most this many
+  /// down-sets; the others are skipped (said in the candidate's `reason` when none is left).
+  std::uint64_t general_max_downsets = 2'000;
   /// Called after every configuration (from the thread that finished it, one call at a time).
   std::function<void(const plan_search_progress&)> progress;
 };
@@ -386,23 +392,40 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
 /// The graphs the general DP runs on when the graph has more than K operators: the quotient of
 /// each α's clustering (clustering reads no replica count, so one per α serves every S).
 struct general_graphs {
+  bool direct = false;             ///< at most K operators: the DP runs on the graph itself
   std::vector<double> alpha;
   std::vector<std::vector<std::size_t>> cluster_of;
   std::vector<op_graph> quotient;
+  std::string skipped;             ///< graphs left out for their down-set count
 };
 
 inline general_graphs make_general_graphs(const op_graph& g, const plan_search_options& o, double memory) {
   general_graphs q;
-  if (!o.general || g.num_vertices() <= o.clusters) return q;
+  if (!o.general) return q;
+  auto small = [&](const op_graph& x, const std::string& what) {
+    const auto n = count_downsets(x, {.max_downsets = o.general_max_downsets + 1, .max_memory_bytes = 1u << 30});
+    if (n.status == status::optimal && n.count <= o.general_max_downsets) return true;
+    q.skipped += (q.skipped.empty() ? "" : ", ") + what;
+    return false;
+  };
+  if (g.num_vertices() <= o.clusters) {
+    q.direct = small(g, "the graph");
+    return q;
+  }
   const parmesan_options defaults;
   for (double a : defaults.alphas) {
     const clustering c = greedy_cluster(g, {.max_clusters = o.clusters, .alpha = a,
                                             .cost = {.micro_batches = o.micro_batches, .device_memory_bytes = memory,
                                                      .bandwidth_gbps = o.bandwidth_gbps}});
+    op_graph x = to_op_graph(views::quotient(g, c.cluster_of));
+    std::ostringstream name;
+    name << "alpha " << a;
+    if (!small(x, name.str())) continue;
     q.alpha.push_back(a);
-    q.quotient.push_back(to_op_graph(views::quotient(g, c.cluster_of)));
+    q.quotient.push_back(std::move(x));
     q.cluster_of.push_back(c.cluster_of);
   }
+  if (!q.skipped.empty()) q.skipped += ": over " + std::to_string(o.general_max_downsets) + " down-sets";
   return q;
 }
 
@@ -438,7 +461,7 @@ plan_candidate plan_one_general(const op_graph& g, const matrix_topology& t, std
     options.push_back({std::move(stage_of), r.replicas, std::move(method), 0, r.status == status::optimal,
                        std::string(to_string(r.status)), r.time_s});
   };
-  if (q.quotient.empty()) {  // at most K operators: the DP on the graph itself
+  if (q.direct) {  // at most K operators: the DP on the graph itself
     const auto r = general_dp(g, {.stages = S, .devices = D, .cost = cost});
     offer(r, r.stage_of, "general-dp");
   } else {
@@ -456,7 +479,8 @@ plan_candidate plan_one_general(const op_graph& g, const matrix_topology& t, std
     }
   }
   if (options.empty()) {
-    c.reason = "no general partition fits (" + (why.empty() ? std::string("infeasible") : why) + ")";
+    c.reason = !q.direct && q.quotient.empty() ? "general DP skipped (" + q.skipped + ")"
+                                               : "no general partition fits (" + (why.empty() ? std::string("infeasible") : why) + ")";
     c.time_s = elapsed();
     return c;
   }
