@@ -14,6 +14,7 @@
 
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/mapper.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 
@@ -30,7 +31,7 @@ struct cf_instance {
 /// S stages on a random D-device topology (1..100 GB/s, 0..20 us, asymmetric); a chain of
 /// messages with random skip edges (some of 0 bytes); R_s replicas per stage (all R, or random
 /// 1..3 when `unequal`), on a random injective mapping.
-cf_instance cf_random(std::mt19937_64& rng, std::size_t S, std::size_t R, bool unequal) {
+cf_instance cf_random(std::mt19937_64& rng, std::size_t S, std::size_t R, bool unequal, bool empty_messages = true) {
   std::uniform_real_distribution<double> U(0.0, 1.0);
   std::vector<std::size_t> reps(S, R);
   if (unequal)
@@ -54,7 +55,7 @@ cf_instance cf_random(std::mt19937_64& rng, std::size_t S, std::size_t R, bool u
     p[s] = U(rng) < 0.2 ? 0.0 : 1e6 + 5e8 * U(rng);
     for (std::size_t t = s + 1; t < S; ++t)
       if (t == s + 1 || U(rng) < 0.3) {
-        const double x = U(rng) < 0.1 ? 0.0 : 1e5 + 2e8 * U(rng);
+        const double x = empty_messages && U(rng) < 0.1 ? 0.0 : 1e5 + 2e8 * U(rng);
         M[s][t] = M[t][s] = x;
         in.pm.message_bytes[s][t] = x;
       }
@@ -102,7 +103,7 @@ TEST_CASE("closed form: GPipe iteration = the simulated one (blocking sends, or 
   CHECK(checked == 400);
 }
 
-TEST_CASE("closed form: the fill + MB x load + drain bound holds under 1F1B; the combined mapping objective lies below it") {
+TEST_CASE("closed form: the fill + MB x load + drain bound holds under 1F1B, the combined mapping objective lies below it") {
   std::mt19937_64 rng(7);
   std::size_t tight = 0;
   for (int it = 0; it < 300; ++it) {
@@ -162,4 +163,59 @@ TEST_CASE("closed form: hand-computed chains") {
   CHECK(closed_form_iteration(u, t, og).gpipe_ms == doctest::Approx(14.0));
   CHECK(simulate(u, t, og).iteration_ms == doctest::Approx(14.0));
   CHECK(closed_form_iteration(u, t, og).lower_bound_ms == doctest::Approx(14.0));
+}
+
+TEST_CASE("iteration_cost: the mapping objective is the simulated GPipe iteration, the mapper's optimum = brute force") {
+  std::mt19937_64 rng(99);
+  // (1) The objective of a mapping equals the simulated iteration (GPipe, blocking sends), 200 instances.
+  for (int it = 0; it < 200; ++it) {
+    const std::size_t S = 1 + rng() % 4, R = 1 + rng() % 3;
+    const auto in = cf_random(rng, S, R, rng() % 3 == 0, /*empty_messages=*/false);
+    const std::size_t MB = 1 + rng() % 6;
+    const bool recompute = rng() % 2 == 0;
+    const iteration_cost model{.forward_ms = in.pm.forward_ms, .micro_batches = MB, .recompute = recompute};
+    const device_mapping dm(in.pm.device_of.begin(), in.pm.device_of.end());
+    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute, .blocking_sends = true};
+    CAPTURE(it);
+    CHECK(evaluate(in.sg, link_costs(in.topo), dm, model).objective_ms ==
+          doctest::Approx(simulate(in.pm, in.topo, o).iteration_ms).epsilon(1e-9));
+  }
+  // (2) The mapper with this model finds the fastest simulated mapping: brute force over every
+  // injective mapping of the stage replicas on small instances.
+  std::size_t cases = 0;
+  for (int it = 0; it < 40; ++it) {
+    const std::size_t S = 1 + rng() % 3, R = 1 + rng() % 2;
+    auto in = cf_random(rng, S, R, rng() % 3 == 0, false);
+    if (in.sg.vertices() > 5 || in.topo.num_devices() > 6) continue;
+    const std::size_t MB = 1 + rng() % 4;
+    const iteration_cost model{.forward_ms = in.pm.forward_ms, .micro_batches = MB};
+    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .blocking_sends = true};
+    const std::size_t V = in.sg.vertices(), D = in.topo.num_devices();
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<std::size_t> dev(V);
+    auto place = [&](auto&& self, std::size_t k, std::vector<char>& used) -> void {
+      if (k == V) {
+        in.pm.device_of = unflatten(in.sg, dev);
+        best = std::min(best, simulate(in.pm, in.topo, o).iteration_ms);
+        return;
+      }
+      for (std::size_t d = 0; d < D; ++d)
+        if (!used[d]) {
+          used[d] = 1, dev[k] = d;
+          self(self, k + 1, used);
+          used[d] = 0;
+        }
+    };
+    std::vector<char> used(D, 0);
+    place(place, 0, used);
+    const auto r = map_devices(in.sg, in.topo, model, {.threads = 1, .timeout_s = 30});
+    CAPTURE(it);
+    REQUIRE(r.status == status::optimal);
+    CHECK(r.objective_ms == doctest::Approx(best).epsilon(1e-9));
+    in.pm.device_of = r.device_of;
+    CHECK(simulate(in.pm, in.topo, o).iteration_ms == doctest::Approx(best).epsilon(1e-9));
+    ++cases;
+  }
+  CHECK(cases >= 15);
+  MESSAGE("iteration_cost: mapper = brute force on " << cases << " instances");
 }

@@ -76,7 +76,7 @@ double pgen_brute_force(const op_graph& g, std::size_t S, std::size_t D, const s
 
 }  // namespace
 
-TEST_CASE("search_plan --general: every J(2) configuration's partition is the brute-force optimum; the plan round-trips") {
+TEST_CASE("search_plan --general: every J(2) configuration's partition is the brute-force optimum, the plan round-trips") {
   // test/cli/data/unequal6.json (the CLI test's graph): one heavy operator without parameters, then
   // light ones holding 3.2 GB of parameters: giving the heavy stage more replicas than the light
   // one avoids the allreduce of the parameters and halves the heavy stage.
@@ -136,7 +136,7 @@ TEST_CASE("search_plan --general: every J(2) configuration's partition is the br
   CHECK(sim.iteration_ms == doctest::Approx(best.iteration_ms).epsilon(1e-12));
 }
 
-TEST_CASE("search_plan --general: the pruned search chooses the exhaustive search's plan; bounds hold") {
+TEST_CASE("search_plan --general: the pruned search chooses the exhaustive search's plan, bounds hold") {
   const op_graph small = pgen_graph("test/cli/data/unequal6.json");
   const op_graph big = pgen_graph("examples/data/inception_v3_mbs32.json");
   struct pgen_case {
@@ -183,7 +183,7 @@ TEST_CASE("search_plan --general: the pruned search chooses the exhaustive searc
   }
 }
 
-TEST_CASE("search_plan --general: a graph over the down-set cap is skipped with its reason; the equal-count plan stays") {
+TEST_CASE("search_plan --general: a graph over the down-set cap is skipped with its reason, the equal-count plan stays") {
   const op_graph g = pgen_graph("test/cli/data/unequal6.json");  // a chain of 6: 7 down-sets
   plan_search_options o{.micro_batches = 8, .micro_batch_size = 1, .threads = 1, .prune = false, .general = true,
                         .general_max_downsets = 6};

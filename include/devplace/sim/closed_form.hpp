@@ -40,12 +40,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "devplace/cost/transfer.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/topology/concepts.hpp"
 
@@ -198,7 +202,90 @@ inline iteration_closed_form closed_form_core(const replica_graph& g, std::size_
   return r;
 }
 
+/// The replica graph of a (partly) mapped stage graph under blocking sends: a transfer or ring
+/// whose devices are not all placed counts 0, so every quantity is a lower bound of its value in
+/// any completion (and exact once everything is placed).
+inline replica_graph replica_graph_of(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
+                                      const std::vector<double>& forward_ms, bool recompute) {
+  const std::size_t S = g.stages(), R = g.replicas();
+  replica_graph x;
+  x.V = g.vertices();
+  x.stage.resize(x.V);
+  x.a.resize(x.V);
+  x.b.resize(x.V);
+  for (std::size_t s = 0; s < S; ++s) {
+    const double k = g.replicas(s) == R ? 1.0 : static_cast<double>(R) / static_cast<double>(g.replicas(s));
+    const double f = forward_ms.empty() ? 0.0 : forward_ms[s];
+    for (std::size_t r = 0; r < g.replicas(s); ++r) {
+      const std::size_t v = g.vertex(s, r);
+      x.stage[v] = s;
+      x.a[v] = k * f;
+      x.b[v] = k * (g.compute_ms(s) - f + (recompute ? f : 0.0));
+    }
+  }
+  for (std::size_t s = 0; s < S; ++s)
+    for (auto t : g.neighbours(s)) {
+      if (t < s) continue;
+      for (std::size_t r = 0; r < g.replicas(s); ++r) {
+        const auto [lo, hi] = g.peers(s, r, t);
+        for (std::size_t j = lo; j < hi; ++j) {
+          const std::size_t u = g.vertex(s, r), w = g.vertex(t, j);
+          const double bytes = g.exchange_bytes(s, r, t, j);
+          if (dev[u] != unplaced && dev[w] != unplaced) {
+            x.a[u] += L.transfer_ms(dev[u], dev[w], bytes);
+            x.b[w] += L.transfer_ms(dev[w], dev[u], bytes);
+          }
+          x.arcs.push_back({u, w, 0.0, 0.0});
+        }
+      }
+    }
+  std::sort(x.arcs.begin(), x.arcs.end(), [](const auto& p, const auto& q) { return p.u != q.u ? p.u < q.u : p.w < q.w; });
+  x.allreduce.assign(S, 0.0);
+  for (std::size_t s = 0; s < S; ++s) {
+    bool placed = true;
+    for (std::size_t r = 0; r < g.replicas(s); ++r) placed = placed && dev[g.vertex(s, r)] != unplaced;
+    if (placed) x.allreduce[s] = allreduce_cost::ring_ms(g, L, dev, g.vertex(s, 0));
+  }
+  return x;
+}
+
 }  // namespace detail
+
+/// The simulated GPipe iteration as a mapping cost model (map/cost_models.hpp): with blocking
+/// sends and the allreduce as the simulator runs it, every vertex's time is the closed form above
+/// of the whole mapping, so the objective is `simulate(...).iteration_ms` of that mapping (GPipe,
+/// `blocking_sends`, `micro_batches`, `recompute`, no update) — fill, steady state and drain.
+/// `forward_ms[s]` is stage s's forward time (the rest of c_u(s) is its backward; empty: all
+/// backward). The stage graph's dependencies are its edges with M > 0 (a 0-byte edge, a
+/// dependency in the simulator, is none here). Every vertex reads every device, so the search
+/// checks a mapping once complete; the bound (unplaced transfers and rings counted 0) prunes
+/// before that. Small instances only: O(V · (V + A)) per evaluation.
+struct iteration_cost {
+  std::vector<double> forward_ms;  ///< per stage
+  std::size_t micro_batches = 1;   ///< MB (≥ 1)
+  bool recompute = false;          ///< backward repeats the forward
+
+  [[nodiscard]] std::string_view name() const noexcept { return "iteration"; }
+
+  [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
+    std::vector<std::size_t> d;
+    for (std::size_t u = 0; u < g.vertices(); ++u)
+      if (u != v) d.push_back(u);
+    return d;
+  }
+
+  [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev, std::size_t) const {
+    return detail::closed_form_core(detail::replica_graph_of(g, L, dev, forward_ms, recompute),
+                                    std::max<std::size_t>(micro_batches, 1), 0.0)
+        .gpipe_ms;
+  }
+
+  [[nodiscard]] double bound(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev, std::size_t v) const {
+    return time(g, L, dev, v);  // monotone in every task, transfer and ring: unplaced ones at 0
+  }
+
+  [[nodiscard]] bool shared_time() const noexcept { return true; }
+};
 
 /// The closed forms of one iteration of `m` on `topology` under `o` (see the file comment):
 /// `gpipe_ms` equals `simulate(m, topology, o).iteration_ms` for GPipe when no task waits for a

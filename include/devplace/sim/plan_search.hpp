@@ -408,8 +408,10 @@ inline general_graphs make_general_graphs(const op_graph& g, const plan_search_o
     q.skipped += (q.skipped.empty() ? "" : ", ") + what;
     return false;
   };
+  const std::string over = ": over " + std::to_string(o.general_max_downsets) + " down-sets";
   if (g.num_vertices() <= o.clusters) {
     q.direct = small(g, "the graph");
+    if (!q.direct) q.skipped += over;
     return q;
   }
   const parmesan_options defaults;
@@ -425,7 +427,7 @@ inline general_graphs make_general_graphs(const op_graph& g, const plan_search_o
     q.quotient.push_back(std::move(x));
     q.cluster_of.push_back(c.cluster_of);
   }
-  if (!q.skipped.empty()) q.skipped += ": over " + std::to_string(o.general_max_downsets) + " down-sets";
+  if (!q.skipped.empty()) q.skipped += over;
   return q;
 }
 
