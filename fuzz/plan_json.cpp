@@ -1,5 +1,6 @@
 // libFuzzer target: the devplace.plan/1 reader, alone and checked against a 4-operator graph;
 // an accepted plan round-trips, and one accepted against the graph is costed (stage times).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,8 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto p = io::read_plan_json_text(text, "fuzz.json");
     const auto again = io::read_plan_json_text(io::plan_to_json(p).dump(), "again.json");
-    require(again.stage_of == p.stage_of && again.device_of == p.device_of && again.stages == p.stages,
+    require(again.stage_of == p.stage_of && again.device_of == p.device_of && again.stages == p.stages &&
+                again.stage_replicas == p.stage_replicas && again.replicas == p.replicas,
             "plan JSON round-trips");
+    const auto reps = devplace::replicas_per_stage(p);
+    require(reps.size() == p.stages && *std::max_element(reps.begin(), reps.end()) == p.replicas,
+            "per-stage replica counts: one per stage, the largest is replicas");
+    if (!p.device_of.empty())
+      for (std::size_t s = 0; s < p.stages; ++s) require(p.device_of[s].size() == reps[s], "device_of row s has R_s ids");
   } catch (const io::input_error&) {
   }
   try {
@@ -37,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto p = io::read_plan_json_text(text, "fuzz.json", &g);
     require(p.stage_of.size() == g.num_vertices(), "a plan checked against a graph covers it");
     for (auto s : p.stage_of) require(s < p.stages, "stage index < stages");
-    const auto e = devplace::evaluate_partition(g, p.stage_of, p.stages, {.replicas = p.replicas});
+    const auto e = devplace::evaluate_partition(g, p.stage_of, devplace::replicas_per_stage(p), {.replicas = p.replicas});
     require(e.stage_time_ms.size() == p.stages, "one stage time per stage");
   } catch (const io::input_error&) {
   }

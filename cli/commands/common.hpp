@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/map/cost_models.hpp"
@@ -34,6 +35,23 @@ inline void require_devices(std::size_t S, std::size_t R, std::size_t D) {
   if (S * R > D)
     throw failure("the plan needs " + std::to_string(S) + " stages x " + std::to_string(R) + " replicas = " +
                   std::to_string(S * R) + " devices, the topology has " + std::to_string(D));
+}
+
+/// The same for a plan with per-stage replica counts (`stage_replicas`): Σ_s R_s devices.
+inline void require_devices(const std::vector<std::size_t>& stage_replicas, std::size_t D) {
+  std::size_t used = 0;
+  for (auto r : stage_replicas) used += r;
+  if (used > D)
+    throw failure("the plan needs " + std::to_string(used) + " devices (stage_replicas), the topology has " +
+                  std::to_string(D));
+}
+
+/// "R = 4", or with per-stage counts "R_s = 3 1 2".
+inline std::string replicas_text(const plan& p) {
+  if (p.stage_replicas.empty()) return "R = " + std::to_string(p.replicas);
+  std::string s = "R_s =";
+  for (auto r : p.stage_replicas) s += " " + std::to_string(r);
+  return s;
 }
 
 /// Throws `io::output_error` (exit status 1, one line) unless every non-empty path can be

@@ -1,8 +1,8 @@
 #pragma once
 // devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce|combined] [--threads N]
 //              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
-// Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas onto the
-// devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
+// Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
+// per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
 // and the mapping figures.
 #include <CLI/CLI.hpp>
 
@@ -30,7 +30,7 @@ struct map_args {
 
 inline void print_mapping(const plan& p, std::ostream& os) {
   const auto& m = *p.mapping;
-  os << "mapping         " << m.method << ", cost " << m.cost << ", S = " << p.stages << ", R = " << p.replicas
+  os << "mapping         " << m.method << ", cost " << m.cost << ", S = " << p.stages << ", " << replicas_text(p)
      << ": objective " << m.objective_ms << " ms, lower bound " << m.lower_bound_ms << " ms (" << m.status
      << (m.optimal ? ", proved optimal" : "") << ") in " << m.time_s << " s, " << m.nodes_explored << " nodes\n";
   os << "  stage  devices\n";
@@ -48,9 +48,11 @@ inline void run_map(const map_args& a, std::ostream& os) {
   const op_graph g = io::read_graph(a.graph, a.format);
   const matrix_topology topo = io::read_topology_json(a.topology, mapper_device_limit);
   plan p = io::read_plan_json(a.plan_file, &g);
-  const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
-  require_devices(S, R, D);
-  const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
+  const std::size_t D = topo.num_devices();
+  const std::vector<std::size_t> reps = replicas_per_stage(p);
+  if (p.stage_replicas.empty()) require_devices(p.stages, p.replicas, D);
+  else require_devices(reps, D);
+  const stage_graph sg = make_stage_graph(g, p.stage_of, reps);
   const link_costs L(topo);
   const cost_choice requested = parse_cost(a.cost);
   const cost_choice cost = select_cost_model(sg, requested);

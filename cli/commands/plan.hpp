@@ -1,10 +1,12 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-//               [--cost auto|p2p|allreduce|combined] [--no-prune] [--quiet]
+//               [--cost auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
-// explored). On a terminal, a progress line on stderr (--quiet: none).
+// explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
+// summing to D; the plan file then carries stage_replicas). On a terminal, a progress line on
+// stderr (--quiet: none).
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -61,6 +63,8 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--cost", a->cost, "Mapping cost model: p2p, allreduce, combined (both, allreduce over MB), auto")
       ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
   cmd->add_flag("--no-prune", a->no_prune, "Explore every configuration (no bound pruning)");
+  cmd->add_flag("--general", a->o.general,
+                "Also Parmesan's general DP J(2) for every S: stages with their own replica counts summing to D");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");
   cmd->add_option("--threads", a->o.threads, "Configurations searched at once [hardware concurrency]");
   cmd->add_option("--out", a->out, "Write the chosen plan here");
@@ -86,8 +90,8 @@ inline void register_plan(CLI::App& app) {
               << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
               << "      S    R  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
     for (const auto& c : r.candidates) {
-      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << c.replicas << "  " << std::left << std::setw(10)
-                << to_string(c.outcome) << std::right;
+      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << (c.general ? "J(2)" : std::to_string(c.replicas)) << "  "
+                << std::left << std::setw(10) << to_string(c.outcome) << std::right;
       if (c.outcome == config_outcome::pruned) {
         std::cout << "  bound " << std::fixed << std::setprecision(1) << c.bound_samples_per_s << " samples/s < best ("
                   << c.reason << ")\n" << std::defaultfloat << std::setprecision(6);
@@ -100,12 +104,16 @@ inline void register_plan(CLI::App& app) {
       std::cout << std::fixed << std::setprecision(3) << std::setw(14) << c.partition_ms << std::setw(13) << c.mapping_ms
                 << std::setw(9) << (c.mapping_optimal ? "yes" : "no") << std::setw(14) << c.iteration_ms << std::setw(12)
                 << c.samples_per_s << std::setw(7) << std::setprecision(2) << c.samples_per_s / c.cs_samples_per_s << "x"
-                << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x\n"
-                << std::defaultfloat << std::setprecision(6);
+                << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x" << std::defaultfloat << std::setprecision(6);
+      if (c.general) {
+        std::cout << "  R_s =";
+        for (auto x : c.stage_replicas) std::cout << ' ' << x;
+      }
+      std::cout << '\n';
     }
     for (const auto& c : r.candidates)
       if (c.status == status::feasible && c.result.mapping && c.result.mapping->status == "time_limit")
-        std::cout << "time limit      S = " << c.stages << ", R = " << c.replicas
+        std::cout << "time limit      S = " << c.stages << ", " << replicas_text(c.result)
                   << ": the mapper hit --map-timeout; this configuration's mapping (and so the plan) may change with the machine's speed\n";
     std::size_t count[3] = {0, 0, 0};
     for (const auto& c : r.candidates) ++count[static_cast<int>(c.outcome)];
@@ -114,7 +122,7 @@ inline void register_plan(CLI::App& app) {
     if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
     const auto& best = r.candidates[r.best];
     const plan& p = best.result;
-    std::cout << "chosen          S = " << p.stages << ", R = " << p.replicas << ": " << simulation_line(p) << " ("
+    std::cout << "chosen          S = " << p.stages << ", " << replicas_text(p) << ": " << simulation_line(p) << " ("
               << std::setprecision(3) << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
               << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
               << std::setprecision(6)
@@ -133,7 +141,7 @@ inline void register_plan(CLI::App& app) {
     }
     if (!a->svg.empty()) {
       const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-      const auto sim = simulate(model, t, simulation_options_of(p));
+      const auto sim = simulate(model, t, simulation_options_of(p));  // ragged rows with stage_replicas
       const std::filesystem::path& dir = svg_dir;
       io::atomic_write(dir / "gantt.svg", gantt_svg(sim, t.num_devices()));
       io::atomic_write(dir / "heatmap.svg", heatmap_svg(t, p.device_of));

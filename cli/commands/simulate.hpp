@@ -53,7 +53,7 @@ inline void register_simulate(CLI::App& app) {
     plan p = io::read_plan_json(a->plan_file, &g);
     if (p.device_of.empty()) throw failure(a->plan_file + ": /device_of: the plan is not mapped (run devplace map first)");
     for (std::size_t s = 0; s < p.stages; ++s)
-      for (std::size_t r = 0; r < p.replicas; ++r)
+      for (std::size_t r = 0; r < p.device_of[s].size(); ++r)
         if (p.device_of[s][r] >= t.num_devices())
           throw failure(a->plan_file + ": /device_of/" + std::to_string(s) + "/" + std::to_string(r) + ": device " +
                         std::to_string(p.device_of[s][r]) + " is not in the topology (" + std::to_string(t.num_devices()) +
@@ -70,7 +70,7 @@ inline void register_simulate(CLI::App& app) {
     p.simulation = simulation_summary{.schedule = st.schedule, .iteration_ms = r.iteration_ms,
                                       .samples_per_s = r.samples_per_s, .bubble_fraction = r.bubble_fraction};
     std::cout << "simulation      " << st.schedule << (st.recompute ? " with recomputation" : "") << ", S = " << p.stages
-              << ", R = " << p.replicas << ", MB = " << p.micro_batches << " x " << st.micro_batch_size << ": "
+              << ", " << replicas_text(p) << ", MB = " << p.micro_batches << " x " << st.micro_batch_size << ": "
               << simulation_line(p) << '\n';
     if (!a->out.empty()) {
       io::write_plan_json(p, a->out);

@@ -59,21 +59,36 @@ struct plan_settings {
   bool recompute = false;                ///< activation recomputation in the simulation
   bool blocking_sends = false;           ///< the simulation's communication model
   double phase1_bandwidth_gbps = 10.0;   ///< β̄ of the partitioning cost model
-  std::string cost = "auto";             ///< mapping cost model asked for: "auto", "p2p" or "allreduce"
+  std::string cost = "auto";             ///< mapping cost model asked for: "auto", "p2p", "allreduce" or "combined"
 };
 
 struct plan {
   std::string graph;                     ///< graph name
   std::string topology;                  ///< topology name
   std::size_t stages = 0;                ///< S
-  std::size_t replicas = 1;              ///< R
+  std::size_t replicas = 1;              ///< R (with per-stage counts: R̂ = max_s R_s)
+  /// R_s per stage when the stages have their own replica counts (a `general_dp` plan, J(2));
+  /// empty: every stage has `replicas`. When set: S entries ≥ 1 whose maximum is `replicas`.
+  std::vector<std::size_t> stage_replicas;
   std::size_t micro_batches = 1;         ///< MB
   std::vector<std::size_t> stage_of;     ///< stage of every operator, in the graph's node order
-  std::vector<std::vector<std::size_t>> device_of;  ///< S rows of R device ids (empty before mapping)
+  std::vector<std::vector<std::size_t>> device_of;  ///< S rows of R (R_s) device ids (empty before mapping)
   std::optional<plan_settings> settings;  ///< how the figures were made (absent in old plans)
   std::optional<partition_summary> partition;
   std::optional<mapping_summary> mapping;
   std::optional<simulation_summary> simulation;
 };
+
+/// R_s of every stage: `stage_replicas`, or `replicas` for each of the `stages` stages.
+[[nodiscard]] inline std::vector<std::size_t> replicas_per_stage(const plan& p) {
+  return p.stage_replicas.empty() ? std::vector<std::size_t>(p.stages, p.replicas) : p.stage_replicas;
+}
+
+/// The devices the plan uses: Σ_s R_s (S·R with equal counts).
+[[nodiscard]] inline std::size_t devices_used(const plan& p) {
+  std::size_t d = 0;
+  for (auto r : replicas_per_stage(p)) d += r;
+  return d;
+}
 
 }  // namespace devplace

@@ -1,7 +1,7 @@
-# cmake -DDP=devplace -DGRAPH=g.json -DTOPOLOGY=t.json -DOUT=plan.json -P reproduce.cmake
+# cmake -DDP=devplace -DGRAPH=g.json -DTOPOLOGY=t.json -DOUT=plan.json [-DEXTRA="flag;flag"] -P reproduce.cmake
 # Runs `devplace plan`, then `devplace simulate --plan` on the plan it wrote with no other flag,
 # and passes when both print the same "iteration ... ms, ... samples/s, bubble ..." line.
-execute_process(COMMAND ${DP} plan --graph ${GRAPH} --topology ${TOPOLOGY} --exact-product --map-timeout 5 --out ${OUT}
+execute_process(COMMAND ${DP} plan --graph ${GRAPH} --topology ${TOPOLOGY} --exact-product --map-timeout 5 --out ${OUT} ${EXTRA}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE plan_out ERROR_VARIABLE plan_err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "devplace plan failed (${rc}): ${plan_err}")

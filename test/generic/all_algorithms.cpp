@@ -22,6 +22,7 @@
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/partition/even_split.hpp"
+#include "devplace/partition/general_dp.hpp"
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/partition/pipeline_dp.hpp"
 #include "devplace/partition/topo_dp.hpp"
@@ -114,6 +115,9 @@ struct outcome {
   std::uint64_t downsets = 0;
   double dp = 0, topo = 0, flow = 0, refined = 0, evaluated = 0;
   std::vector<std::size_t> dp_stage_of, even_stage_of, cluster_of, flow_stage_of;
+  double general = 0;                                           // general_dp (J(2)) objective
+  std::vector<std::size_t> general_stage_of, general_replicas;
+  double general_mapped = 0, general_iteration = 0, general_plan_samples = 0;
   std::vector<double> stage_compute;
   double lower_bound = 0, mapped = 0, cs = 0, iteration = 0, plan_samples = 0;
   std::size_t ilp_rows = 0, ilp_cols = 0, map_ilp_rows = 0;
@@ -137,6 +141,22 @@ outcome run_all(const G& g, const T& topo, std::size_t S, std::size_t R) {
   const auto refined = boundary_refine(g, o.even_stage_of, {.stages = S, .cost = po.cost, .policy = refine_policy::objective});
   o.refined = refined.objective_ms;
   o.evaluated = evaluate_partition(g, dp.stage_of, S, po.cost).objective_ms;
+  // J(2): S stages over the S·R devices, each stage its own count; mapped and simulated too.
+  const auto gen = general_dp(g, {.stages = S, .devices = S * R, .cost = {.micro_batches = 2}});
+  REQUIRE(gen.status == status::optimal);
+  o.general = gen.objective_ms;
+  o.general_stage_of = gen.stage_of;
+  o.general_replicas = gen.replicas;
+  {
+    const stage_graph gsg = make_stage_graph(g, gen.stage_of, gen.replicas);
+    const auto gm = map_devices(gsg, topo, p2p_cost{}, {.threads = 1, .timeout_s = 30});
+    REQUIRE(gm.status == status::optimal);
+    o.general_mapped = gm.objective_ms;
+    o.general_iteration =
+        simulate(make_pipeline_model(g, gen.stage_of, S, std::vector<std::vector<std::size_t>>(gm.device_of.begin(), gm.device_of.end())),
+                 topo, {.micro_batches = 3})
+            .iteration_ms;
+  }
   const stage_graph sg = make_stage_graph(g, dp.stage_of, S, R);
   for (std::size_t s = 0; s < S; ++s) o.stage_compute.push_back(sg.compute_ms(s));
   const link_costs L(topo);
@@ -151,6 +171,11 @@ outcome run_all(const G& g, const T& topo, std::size_t S, std::size_t R) {
                                          .clusters = 6, .map_timeout_s = 30, .threads = 1});
   REQUIRE(plan.status == status::feasible);
   o.plan_samples = plan.candidates[plan.best].samples_per_s;
+  const auto gplan = search_plan(g, topo, {.exact_product = true, .micro_batches = 2, .micro_batch_size = 1,
+                                          .clusters = 6, .map_timeout_s = 30, .threads = 1, .general = true});
+  REQUIRE(gplan.status == status::feasible);
+  o.general_plan_samples = gplan.candidates[gplan.best].samples_per_s;
+  CHECK(o.general_plan_samples >= o.plan_samples);  // the equal-count configurations are still searched
   const auto ilp = ilp::build_partition_ilp(g, po);
   o.ilp_rows = ilp.model().num_rows();
   o.ilp_cols = ilp.model().num_vars();
@@ -175,6 +200,12 @@ void check_equal(const outcome& a, const outcome& b) {
   CHECK(a.cs == doctest::Approx(b.cs).epsilon(1e-12));
   CHECK(a.iteration == doctest::Approx(b.iteration).epsilon(1e-12));
   CHECK(a.plan_samples == doctest::Approx(b.plan_samples).epsilon(1e-12));
+  CHECK(a.general == doctest::Approx(b.general).epsilon(1e-12));
+  CHECK(a.general_stage_of == b.general_stage_of);
+  CHECK(a.general_replicas == b.general_replicas);
+  CHECK(a.general_mapped == doctest::Approx(b.general_mapped).epsilon(1e-12));
+  CHECK(a.general_iteration == doctest::Approx(b.general_iteration).epsilon(1e-12));
+  CHECK(a.general_plan_samples == doctest::Approx(b.general_plan_samples).epsilon(1e-12));
   CHECK(a.ilp_rows == b.ilp_rows);
   CHECK(a.ilp_cols == b.ilp_cols);
   CHECK(a.map_ilp_rows == b.map_ilp_rows);
@@ -207,6 +238,8 @@ TEST_CASE("every algorithm gives the same results on op_graph, a user type, vect
     // never worse than either, the mapper never worse than the CS map.
     CHECK(a.dp <= a.topo * (1 + 1e-12));
     CHECK(a.dp <= a.flow * (1 + 1e-12));
+    // J(2) over the same S·R devices includes the equal counts: never worse than eq. 13 at R.
+    CHECK(a.general <= a.dp * (1 + 1e-12));
     CHECK(a.mapped <= a.cs * (1 + 1e-12));
     CHECK(a.lower_bound <= a.mapped * (1 + 1e-12));
   }
@@ -229,6 +262,12 @@ TEST_CASE("a user type's own compute_ms is what every algorithm reads") {
   CHECK(dp.objective_ms == doctest::Approx(100.0));  // {0, 1} | {2}: max(4, 100)
   CHECK(dp.stage_of == std::vector<std::size_t>{0, 0, 1});
   CHECK(topo_dp(ug, po).objective_ms == doctest::Approx(100.0));
+  // J(2) on 3 devices gives the 100 ms stage two of them: max(4 / 1, 100 / 2) = 50.
+  const auto gen = general_dp(ug, {.stages = 2, .devices = 3});
+  REQUIRE(gen.status == status::optimal);
+  CHECK(gen.objective_ms == doctest::Approx(50.0));
+  CHECK(gen.stage_of == std::vector<std::size_t>{0, 0, 1});
+  CHECK(gen.replicas == std::vector<std::size_t>{1, 2});
   CHECK(evaluate_partition(ug, {0, 1, 1}, 2, po.cost).objective_ms == doctest::Approx(102.0));
   const auto sg = make_stage_graph(ug, dp.stage_of, 2, 1);
   CHECK(sg.compute_ms(0) == doctest::Approx(4.0));

@@ -83,3 +83,59 @@ TEST_CASE("plan JSON: rejected inputs name the pointer and the reason") {
   CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 0, "replicas": 1, "stage_of": []})") ==
         "p.json: /stages: expected an integer >= 1");
 }
+
+TEST_CASE("plan JSON: per-stage replica counts (a general-DP plan) round-trip and are checked") {
+  plan p;
+  p.graph = "chain";
+  p.stages = 3;
+  p.replicas = 3;
+  p.stage_replicas = {3, 1, 2};
+  p.micro_batches = 2;
+  p.stage_of = {0, 1, 2};
+  p.device_of = {{4, 0, 5}, {2}, {1, 3}};
+  p.settings = plan_settings{.micro_batch_size = 2, .cost = "combined"};
+  const fs::path dir = fs::temp_directory_path() / "devplace_test_plan_stage_replicas";
+  fs::create_directories(dir);
+  io::write_plan_json(p, dir / "p.json");
+  const op_graph g = chain3();
+  const plan q = io::read_plan_json(dir / "p.json", &g);
+  CHECK(q.stages == 3);
+  CHECK(q.replicas == 3);
+  CHECK(q.stage_replicas == p.stage_replicas);
+  CHECK(q.device_of == p.device_of);
+  REQUIRE(q.settings);
+  CHECK(q.settings->cost == "combined");
+  CHECK(replicas_per_stage(q) == std::vector<std::size_t>{3, 1, 2});
+  CHECK(devices_used(q) == 6);
+  // Written again, the same document.
+  CHECK(io::plan_to_json(q) == io::plan_to_json(p));
+  fs::remove_all(dir);
+  // Without stage_replicas every stage has `replicas`.
+  plan e;
+  e.stages = 2;
+  e.replicas = 4;
+  CHECK(replicas_per_stage(e) == std::vector<std::size_t>{4, 4});
+  CHECK(devices_used(e) == 8);
+  CHECK_FALSE(io::plan_to_json(e).contains("stage_replicas"));
+}
+
+TEST_CASE("plan JSON: bad per-stage replica counts name the pointer and the reason") {
+  const std::string head3 = R"({"format": "devplace.plan/1", "stages": 3, "replicas": 3, "stage_of": [0, 1, 2], )";
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1]})") == "p.json: /stage_replicas: expected 3 entries (one per stage), got 2");
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 0, 1]})") == "p.json: /stage_replicas/1: expected an integer >= 1");
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, -1, 1]})").starts_with("p.json: /stage_replicas/1: "));
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1.5, 1]})").starts_with("p.json: /stage_replicas/1: "));
+  CHECK(plan_error_of(head3 + R"("stage_replicas": 3})").starts_with("p.json: /stage_replicas: "));
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [2, 1, 2]})") ==
+        "p.json: /replicas: expected 2 (the largest of stage_replicas), got 3");
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1, 2], "device_of": [[0, 1, 2], [3, 4], [5, 6]]})") ==
+        "p.json: /device_of/1: expected 1 device ids (one per replica of stage_replicas[1]), got 2");
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1, 2], "device_of": [[0, 1, 2], [3], [4, 0]]})") ==
+        "p.json: /device_of/2/1: device 0 is used twice");
+  // Without stage_replicas, unequal rows are still an error.
+  CHECK(plan_error_of(head3 + R"("device_of": [[0, 1, 2], [3], [4, 5, 6]]})") ==
+        "p.json: /device_of/1: expected 3 device ids (one per replica), got 1");
+  CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1, 2], "device_of": [[0, 1, 2], [3], [4, 5]]})").empty());
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 1, "replicas": 1, "stage_of": [0], "settings": {"cost": "fast"}})") ==
+        "p.json: /settings/cost: expected \"auto\", \"p2p\", \"allreduce\" or \"combined\"");
+}

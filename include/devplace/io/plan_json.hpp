@@ -4,6 +4,7 @@
 ///
 /// `read_plan_json(path, &g)` also checks the plan against its graph: one `stage_of` entry per
 /// operator, and no edge running from a higher stage to a lower one.
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -31,6 +32,23 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
   p.replicas = static_cast<std::size_t>(r.count(r.field(doc, "replicas", ""), "/replicas"));
   if (p.stages == 0) r.fail("/stages", "expected an integer >= 1");
   if (p.replicas == 0) r.fail("/replicas", "expected an integer >= 1");
+  if (const auto* x = detail::reader::optional(doc, "stage_replicas")) {
+    // Per-stage replica counts (a general-DP plan): S counts >= 1, the largest equal to `replicas`.
+    const auto& a = r.array(*x, "/stage_replicas");
+    if (a.size() != p.stages)
+      r.fail("/stage_replicas", "expected " + std::to_string(p.stages) + " entries (one per stage), got " +
+                                    std::to_string(a.size()));
+    std::size_t largest = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const auto c = r.count(a[k], detail::child("/stage_replicas", k));
+      if (c == 0) r.fail(detail::child("/stage_replicas", k), "expected an integer >= 1");
+      p.stage_replicas.push_back(static_cast<std::size_t>(c));
+      largest = std::max(largest, p.stage_replicas.back());
+    }
+    if (largest != p.replicas)
+      r.fail("/replicas", "expected " + std::to_string(largest) + " (the largest of stage_replicas), got " +
+                              std::to_string(p.replicas));
+  }
   if (const auto* x = detail::reader::optional(doc, "micro_batches")) {
     p.micro_batches = static_cast<std::size_t>(r.count(*x, "/micro_batches"));
     if (p.micro_batches == 0) r.fail("/micro_batches", "expected an integer >= 1");
@@ -62,11 +80,13 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     for (std::size_t s = 0; s < p.stages; ++s) {
       const std::string rp = detail::child("/device_of", s);
       r.array((*dof)[s], rp);
-      if ((*dof)[s].size() != p.replicas)
-        r.fail(rp, "expected " + std::to_string(p.replicas) + " device ids (one per replica), got " +
-                       std::to_string((*dof)[s].size()));
+      const std::size_t want = p.stage_replicas.empty() ? p.replicas : p.stage_replicas[s];
+      if ((*dof)[s].size() != want)
+        r.fail(rp, "expected " + std::to_string(want) + " device ids (one per replica" +
+                       (p.stage_replicas.empty() ? std::string() : " of stage_replicas[" + std::to_string(s) + "]") +
+                       "), got " + std::to_string((*dof)[s].size()));
       std::vector<std::size_t> row;
-      for (std::size_t k = 0; k < p.replicas; ++k) {
+      for (std::size_t k = 0; k < want; ++k) {
         const auto d = r.count((*dof)[s][k], detail::child(rp, k));
         if (!used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
         row.push_back(static_cast<std::size_t>(d));
@@ -105,8 +125,8 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     }
     if (const auto* v = detail::reader::optional(*x, "cost")) {
       st.cost = r.string(*v, "/settings/cost");
-      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce")
-        r.fail("/settings/cost", "expected \"auto\", \"p2p\" or \"allreduce\"");
+      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined")
+        r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\" or \"combined\"");
     }
     p.settings = std::move(st);
   }
@@ -184,6 +204,7 @@ inline nlohmann::json plan_to_json(const plan& p) {
   doc["topology"] = p.topology;
   doc["stages"] = p.stages;
   doc["replicas"] = p.replicas;
+  if (!p.stage_replicas.empty()) doc["stage_replicas"] = p.stage_replicas;
   doc["micro_batches"] = p.micro_batches;
   doc["stage_of"] = p.stage_of;
   if (!p.device_of.empty()) doc["device_of"] = p.device_of;

@@ -7,6 +7,12 @@
 /// a configuration, α is chosen by simulation too: the partition of every α (and the flow's
 /// reference) is mapped and simulated, the fastest kept. Each configuration also simulates the CS
 /// map and the p2p map of the chosen partition, so the gain of the mapping is visible.
+///
+/// With `general` the search also runs Parmesan's general DP J(2) (partition/general_dp.hpp) for
+/// every S (2 ≤ S < D): stages with their own replica counts R_s summing to D, on the graph itself
+/// when it has at most K operators (proved optimal under eq. 2) and otherwise on the quotient of
+/// each α's clustering; each such partition is mapped and simulated like the others, and the
+/// fastest simulated plan of all configurations is kept (its `stage_replicas` say R_s).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +20,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <numeric>
 #include <string_view>
@@ -23,16 +30,20 @@
 #include <string>
 #include <vector>
 
+#include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/longest_path.hpp"
 #include "devplace/config.hpp"
 #include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/stage_graph.hpp"
+#include "devplace/cluster/greedy_cluster.hpp"
+#include "devplace/partition/general_dp.hpp"
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/plan.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/topology/matrix_topology.hpp"
+#include "devplace/views/quotient.hpp"
 
 namespace devplace {
 
@@ -66,13 +77,24 @@ struct plan_search_options {
   unsigned threads = 0;                ///< configurations at once; 0: hardware concurrency
   cost_choice cost = cost_choice::automatic;  ///< the mapper's cost model (combined: over MB micro-batches)
   bool prune = true;                   ///< bound-pruned search; false: every configuration explored
+  /// Also the general DP J(2) for every S with 2 ≤ S < D: per-stage replica counts summing to D
+  /// (a configuration of its own, listed after the equal-count ones).
+  bool general = false;
+  /// The general DP relaxes every (F', F) down-set pair for every pair of device counts (D² per
+  /// pair): it runs only on graphs (the graph itself, or an α's quotient) with at most this many
+  /// down-sets; the others are skipped (said in the candidate's `reason` when none is left).
+  std::uint64_t general_max_downsets = 2'000;
   /// Called after every configuration (from the thread that finished it, one call at a time).
   std::function<void(const plan_search_progress&)> progress;
 };
 
 /// One configuration tried.
 struct plan_candidate {
+  /// S and R; for a general (J(2)) configuration R is R̂ = max_s R_s of its plan (0 without one).
   std::size_t stages = 0, replicas = 0;
+  bool general = false;                          ///< a J(2) configuration: per-stage replica counts over `devices`
+  std::size_t devices = 0;                       ///< devices the configuration may use (S·R, or D for J(2))
+  std::vector<std::size_t> stage_replicas;       ///< R_s of the plan (every entry R for an equal-count one)
   devplace::status status = status::infeasible;  ///< feasible when partition, map and simulation ran
   config_outcome outcome = config_outcome::infeasible;
   std::string reason;                            ///< why not, otherwise empty
@@ -173,40 +195,67 @@ inline link_bounds make_link_bounds(const matrix_topology& t) {
 }
 
 /// After partitioning: the partition simulated with every p2p transfer on the fastest link, every
-/// ring link at θ_R (the smallest latency everywhere) and links never waiting — no mapping's
-/// simulated iteration is shorter (see the file comment).
-inline double iteration_bound_of_partition(const op_graph& g, const std::vector<std::size_t>& stage_of, std::size_t S,
-                                           std::size_t R, const link_bounds& f, simulation_options so) {
-  const auto D = static_cast<Eigen::Index>(S * R);
-  std::vector<std::vector<std::size_t>> rows(S, std::vector<std::size_t>(R));
+/// ring link at θ_{R_s} (the smallest latency everywhere) and links never waiting — no mapping's
+/// simulated iteration is shorter (see the file comment). `replicas` holds R_s per stage.
+inline double iteration_bound_of_partition(const op_graph& g, const std::vector<std::size_t>& stage_of,
+                                           const std::vector<std::size_t>& replicas, const link_bounds& f,
+                                           simulation_options so) {
+  const std::size_t S = replicas.size();
+  std::vector<std::vector<std::size_t>> rows(S);
+  std::size_t next = 0;
   for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < R; ++r) rows[s][r] = s * R + r;
+    for (std::size_t r = 0; r < replicas[s]; ++r) rows[s].push_back(next++);
+  const auto D = static_cast<Eigen::Index>(next);
   Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(D, D, f.bandwidth_gbps);
-  if (R >= 2 && f.ring_ms_per_byte[R] > 0)  // the devices of one stage: its ring
-    for (std::size_t s = 0; s < S; ++s)
-      bw.block(static_cast<Eigen::Index>(s * R), static_cast<Eigen::Index>(s * R), static_cast<Eigen::Index>(R),
-               static_cast<Eigen::Index>(R))
-          .setConstant(std::min(f.bandwidth_gbps, 1.0 / (f.ring_ms_per_byte[R] * 1e6)));
+  for (std::size_t s = 0; s < S; ++s) {  // the devices of one stage: its ring
+    const std::size_t R = replicas[s];
+    if (R >= 2 && f.ring_ms_per_byte[R] > 0) {
+      const auto first = static_cast<Eigen::Index>(rows[s][0]), size = static_cast<Eigen::Index>(R);
+      bw.block(first, first, size, size).setConstant(std::min(f.bandwidth_gbps, 1.0 / (f.ring_ms_per_byte[R] * 1e6)));
+    }
+  }
   so.serialize_links = false;
   return simulate_core(make_pipeline_model(g, stage_of, S, std::move(rows)), bw, Eigen::MatrixXd::Constant(D, D, f.latency_us), so)
       .iteration_ms;
 }
 
+/// The same with R replicas for each of the S stages.
+inline double iteration_bound_of_partition(const op_graph& g, const std::vector<std::size_t>& stage_of, std::size_t S,
+                                           std::size_t R, const link_bounds& f, simulation_options so) {
+  return iteration_bound_of_partition(g, stage_of, std::vector<std::size_t>(S, R), f, std::move(so));
+}
+
+/// Before partitioning a general (J(2)) configuration of S stages over D devices: the devices do
+/// MB · R̂ · W of work per iteration (replica i of stage s runs R̂ / R_s times the stage's
+/// micro-batch), so the busiest does ≥ MB · R̂ · W / D, and micro-batch 0 runs the heaviest path
+/// (every task at least its unscaled time): samples/s ≤ min(mbs · D / W, mbs · R̂ · MB / CP) with
+/// R̂ ≤ D − S + 1.
+inline double samples_bound_of_general(const work_bounds& b, const simulation_options& so, std::size_t S, std::size_t D) {
+  const double by_work = b.total_ms > 0 ? so.micro_batch_size * double(D) / (b.total_ms / 1000.0)
+                                        : std::numeric_limits<double>::infinity();
+  return std::min(by_work, samples_per_s_of(so, D - S + 1, b.heaviest_path_ms));
+}
+
 /// A partition of one configuration, with its bound.
 struct partition_option {
   std::vector<std::size_t> stage_of;
+  std::vector<std::size_t> replicas;   ///< R_s per stage
   std::string method;
   double bound_samples_per_s = 0;
+  bool optimal = false;                ///< proved optimal under its partitioning objective
+  std::string status;                  ///< the partitioner's status
+  double time_s = 0;                   ///< the partitioner's wall time
 };
 
 /// The partitions the flow offers for (S, R): its reference and every alpha's, distinct.
-inline std::vector<partition_option> partition_options_of(const parmesan_result& part) {
+inline std::vector<partition_option> partition_options_of(const parmesan_result& part, std::size_t S, std::size_t R) {
   std::vector<partition_option> options;
   auto offer = [&](const std::vector<std::size_t>& so, std::string method) {
     if (so.empty()) return;
     for (const auto& x : options)
       if (x.stage_of == so) return;
-    options.push_back({so, std::move(method), 0});
+    options.push_back({so, std::vector<std::size_t>(S, R), std::move(method), 0, false,
+                       std::string(to_string(part.status)), part.time_s});
   };
   if (part.from_reference) offer(part.stage_of, "topo-dp+refine");
   for (const auto& st : part.steps) {
@@ -219,10 +268,14 @@ inline std::vector<partition_option> partition_options_of(const parmesan_result&
 
 /// Records the mapped and simulated option `opt` as the candidate's plan.
 inline void record_option(plan_candidate& c, const op_graph& g, const matrix_topology& t, const partition_option& opt,
-                          const parmesan_result& part, const partition_options& po, const mapping_result& mr,
-                          const simulation_result& sim, const plan_search_options& o, const simulation_options& so) {
-  const std::size_t S = c.stages, R = c.replicas;
-  const auto e = evaluate_partition(g, opt.stage_of, S, po.cost);
+                          const stage_cost_options& cost, const mapping_result& mr, const simulation_result& sim,
+                          const plan_search_options& o, const simulation_options& so) {
+  const std::size_t S = c.stages;
+  const std::size_t Rhat = *std::max_element(opt.replicas.begin(), opt.replicas.end());
+  const bool uniform = std::all_of(opt.replicas.begin(), opt.replicas.end(), [&](std::size_t r) { return r == Rhat; });
+  const auto e = evaluate_partition(g, opt.stage_of, opt.replicas, cost);
+  c.replicas = Rhat;
+  c.stage_replicas = opt.replicas;
   c.partition_ms = e.objective_ms;
   c.mapping_ms = mr.objective_ms;
   c.mapping_optimal = mr.optimal;
@@ -234,7 +287,8 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.graph = g.name();
   p.topology = t.name();
   p.stages = S;
-  p.replicas = R;
+  p.replicas = Rhat;
+  p.stage_replicas = uniform ? std::vector<std::size_t>{} : opt.replicas;
   p.micro_batches = o.micro_batches;
   p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(o.schedule)),
                              .recompute = o.recompute, .blocking_sends = so.blocking_sends,
@@ -243,13 +297,62 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
   p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
                                   .stage_memory_bytes = e.stage_memory_bytes, .method = opt.method,
-                                  .optimal = false, .status = std::string(to_string(part.status)), .time_s = part.time_s};
+                                  .optimal = opt.optimal, .status = opt.status, .time_s = opt.time_s};
   p.mapping = mapping_summary{.objective_ms = mr.objective_ms, .lower_bound_ms = mr.lower_bound_ms, .cost = mr.cost,
                               .method = "binary_search_backtracking", .optimal = mr.optimal,
                               .nodes_explored = mr.nodes_explored, .status = std::string(to_string(mr.status)),
                               .time_s = mr.time_s};
   p.simulation = simulation_summary{.schedule = std::string(to_string(o.schedule)), .iteration_ms = sim.iteration_ms,
                                     .samples_per_s = sim.samples_per_s, .bubble_fraction = sim.bubble_fraction};
+}
+
+/// Bounds, maps and simulates every partition option of a configuration, keeping the fastest
+/// simulated one in `c`; with `o.prune`, an option whose bound is below `incumbent()` is skipped.
+template <class Incumbent>
+void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology& t, std::vector<partition_option>& options,
+                     const stage_cost_options& cost, const plan_search_options& o, const link_bounds& fast,
+                     double bound_before, const Incumbent& incumbent) {
+  const simulation_options so = plan_simulation_options(g, o);
+  c.bound_samples_per_s = 0;
+  for (auto& opt : options) {
+    const std::size_t Rhat = *std::max_element(opt.replicas.begin(), opt.replicas.end());
+    opt.bound_samples_per_s =
+        std::min(bound_before, samples_per_s_of(so, Rhat, iteration_bound_of_partition(g, opt.stage_of, opt.replicas, fast, so)));
+    c.bound_samples_per_s = std::max(c.bound_samples_per_s, opt.bound_samples_per_s);
+  }
+  bool any = false;
+  for (const auto& opt : options) {
+    if (o.prune && opt.bound_samples_per_s < incumbent()) continue;
+    const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
+    const auto mr = map_devices(sg, t, mapper_options{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
+                                                      .micro_batches = o.micro_batches});
+    if (mr.device_of.empty()) continue;
+    auto run = [&](const device_mapping& dev) {
+      std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
+      return simulate(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), rows), t, so);
+    };
+    const auto sim = run(mr.device_of);
+    if (any && sim.samples_per_s <= c.samples_per_s) continue;
+    any = true;
+    record_option(c, g, t, opt, cost, mr, sim, o, so);
+    c.cs_samples_per_s = run(cs_map(sg)).samples_per_s;
+    c.p2p_samples_per_s = run(p2p_map(sg)).samples_per_s;
+  }
+  if (!any) {
+    const bool all_pruned = o.prune && !options.empty();
+    c.outcome = all_pruned ? config_outcome::pruned : config_outcome::infeasible;
+    c.reason = all_pruned ? "pruned after partitioning" : "no mapping";
+    return;
+  }
+  c.status = status::feasible;
+  c.outcome = config_outcome::explored;
+}
+
+/// The smallest device memory of the topology.
+inline double smallest_memory(const matrix_topology& t) {
+  double memory = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < t.num_devices(); ++d) memory = std::min(memory, t.device_memory_bytes(d));
+  return memory;
 }
 
 /// Partition, map and simulate (S, R). `incumbent()` is the best simulated samples/s so far; with
@@ -262,16 +365,15 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
   plan_candidate c;
   c.stages = S;
   c.replicas = R;
+  c.devices = S * R;
   c.bound_samples_per_s = bound_before;
   if (o.prune && bound_before < incumbent()) {
     c.outcome = config_outcome::pruned;
     c.reason = "pruned before partitioning";
     return c;
   }
-  double memory = std::numeric_limits<double>::infinity();
-  for (std::size_t d = 0; d < t.num_devices(); ++d) memory = std::min(memory, t.device_memory_bytes(d));
   const partition_options po{.stages = S, .cost = {.replicas = R, .micro_batches = o.micro_batches,
-                                                   .device_memory_bytes = memory, .bandwidth_gbps = o.bandwidth_gbps}};
+                                                   .device_memory_bytes = smallest_memory(t), .bandwidth_gbps = o.bandwidth_gbps}};
   const auto part = parmesan_partition(g, {.partition = po, .clusters = o.clusters, .threads = 1});
   if (!part.has_solution()) {
     c.reason = "no partition fits (" + std::string(to_string(part.status)) + ")";
@@ -280,49 +382,132 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
   }
   // Alpha selection by simulation: every alpha's partition (and the flow's reference) is mapped
   // and simulated; the fastest simulated one is kept.
-  auto options = partition_options_of(part);
-  const simulation_options so = plan_simulation_options(g, o);
-  c.bound_samples_per_s = 0;
-  for (auto& opt : options) {
-    opt.bound_samples_per_s = std::min(bound_before, samples_per_s_of(so, R, iteration_bound_of_partition(g, opt.stage_of, S, R, fast, so)));
-    c.bound_samples_per_s = std::max(c.bound_samples_per_s, opt.bound_samples_per_s);
-  }
-  bool any = false;
-  for (const auto& opt : options) {
-    if (o.prune && opt.bound_samples_per_s < incumbent()) continue;
-    const stage_graph sg = make_stage_graph(g, opt.stage_of, S, R);
-    const auto mr = map_devices(sg, t, mapper_options{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
-                                                      .micro_batches = o.micro_batches});
-    if (mr.device_of.empty()) continue;
-    auto run = [&](const device_mapping& dev) {
-      std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
-      return simulate(make_pipeline_model(g, opt.stage_of, S, rows), t, so);
-    };
-    const auto sim = run(mr.device_of);
-    if (any && sim.samples_per_s <= c.samples_per_s) continue;
-    any = true;
-    record_option(c, g, t, opt, part, po, mr, sim, o, so);
-    c.cs_samples_per_s = run(cs_map(sg)).samples_per_s;
-    c.p2p_samples_per_s = run(p2p_map(sg)).samples_per_s;
-  }
+  auto options = partition_options_of(part, S, R);
+  explore_options(c, g, t, options, po.cost, o, fast, bound_before, incumbent);
+  c.replicas = R;
   c.time_s = elapsed();
-  if (!any) {
-    const bool all_pruned = o.prune && !options.empty();
-    c.outcome = all_pruned ? config_outcome::pruned : config_outcome::infeasible;
-    c.reason = all_pruned ? "pruned after partitioning" : "no mapping";
-    return c;
-  }
-  c.status = status::feasible;
-  c.outcome = config_outcome::explored;
   return c;
 }
 
-/// Every (S, R) of the search, in the order of the exhaustive listing.
-inline std::vector<std::pair<std::size_t, std::size_t>> plan_configurations(const op_graph& g, std::size_t D, bool exact_product) {
-  std::vector<std::pair<std::size_t, std::size_t>> configs;
+/// The graphs the general DP runs on when the graph has more than K operators: the quotient of
+/// each α's clustering (clustering reads no replica count, so one per α serves every S).
+struct general_graphs {
+  bool direct = false;             ///< at most K operators: the DP runs on the graph itself
+  std::vector<double> alpha;
+  std::vector<std::vector<std::size_t>> cluster_of;
+  std::vector<op_graph> quotient;
+  std::string skipped;             ///< graphs left out for their down-set count
+};
+
+inline general_graphs make_general_graphs(const op_graph& g, const plan_search_options& o, double memory) {
+  general_graphs q;
+  if (!o.general) return q;
+  auto small = [&](const op_graph& x, const std::string& what) {
+    const auto n = count_downsets(x, {.max_downsets = o.general_max_downsets + 1, .max_memory_bytes = 1u << 30});
+    if (n.status == status::optimal && n.count <= o.general_max_downsets) return true;
+    q.skipped += (q.skipped.empty() ? "" : ", ") + what;
+    return false;
+  };
+  const std::string over = ": over " + std::to_string(o.general_max_downsets) + " down-sets";
+  if (g.num_vertices() <= o.clusters) {
+    q.direct = small(g, "the graph");
+    if (!q.direct) q.skipped += over;
+    return q;
+  }
+  const parmesan_options defaults;
+  for (double a : defaults.alphas) {
+    const clustering c = greedy_cluster(g, {.max_clusters = o.clusters, .alpha = a,
+                                            .cost = {.micro_batches = o.micro_batches, .device_memory_bytes = memory,
+                                                     .bandwidth_gbps = o.bandwidth_gbps}});
+    op_graph x = to_op_graph(views::quotient(g, c.cluster_of));
+    std::ostringstream name;
+    name << "alpha " << a;
+    if (!small(x, name.str())) continue;
+    q.alpha.push_back(a);
+    q.quotient.push_back(std::move(x));
+    q.cluster_of.push_back(c.cluster_of);
+  }
+  if (!q.skipped.empty()) q.skipped += over;
+  return q;
+}
+
+/// Partition (general DP, J(2)), map and simulate S stages over D devices with per-stage counts.
+template <class Incumbent>
+plan_candidate plan_one_general(const op_graph& g, const matrix_topology& t, std::size_t S, std::size_t D,
+                                const plan_search_options& o, const general_graphs& q, const link_bounds& fast,
+                                double bound_before, const Incumbent& incumbent) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  plan_candidate c;
+  c.stages = S;
+  c.replicas = 0;
+  c.general = true;
+  c.devices = D;
+  c.bound_samples_per_s = bound_before;
+  if (o.prune && bound_before < incumbent()) {
+    c.outcome = config_outcome::pruned;
+    c.reason = "pruned before partitioning";
+    return c;
+  }
+  const stage_cost_options cost{.replicas = 1, .micro_batches = o.micro_batches, .device_memory_bytes = smallest_memory(t),
+                                .bandwidth_gbps = o.bandwidth_gbps};
+  std::vector<partition_option> options;
+  std::string why;
+  auto offer = [&](const general_partition_result& r, std::vector<std::size_t> stage_of, std::string method) {
+    if (!r.has_solution()) {
+      why = std::string(to_string(r.status));
+      return;
+    }
+    for (const auto& x : options)
+      if (x.stage_of == stage_of && x.replicas == r.replicas) return;
+    options.push_back({std::move(stage_of), r.replicas, std::move(method), 0, r.status == status::optimal,
+                       std::string(to_string(r.status)), r.time_s});
+  };
+  if (q.direct) {  // at most K operators: the DP on the graph itself
+    const auto r = general_dp(g, {.stages = S, .devices = D, .cost = cost});
+    offer(r, r.stage_of, "general-dp");
+  } else {
+    for (std::size_t k = 0; k < q.quotient.size(); ++k) {
+      if (q.quotient[k].num_vertices() < S) continue;
+      const auto r = general_dp(q.quotient[k], {.stages = S, .devices = D, .cost = cost});
+      std::vector<std::size_t> stage_of;
+      if (r.has_solution()) {
+        stage_of.resize(g.num_vertices());
+        for (std::size_t v = 0; v < g.num_vertices(); ++v) stage_of[v] = r.stage_of[q.cluster_of[k][v]];
+      }
+      std::ostringstream name;
+      name << "cluster+general-dp (alpha " << q.alpha[k] << ")";
+      offer(r, std::move(stage_of), name.str());
+    }
+  }
+  if (options.empty()) {
+    c.reason = !q.direct && q.quotient.empty() ? "general DP skipped (" + q.skipped + ")"
+                                               : "no general partition fits (" + (why.empty() ? std::string("infeasible") : why) + ")";
+    c.time_s = elapsed();
+    return c;
+  }
+  explore_options(c, g, t, options, cost, o, fast, bound_before, incumbent);
+  c.time_s = elapsed();
+  return c;
+}
+
+/// A configuration of the search: S stages with R replicas each, or (general) S stages over D devices.
+struct plan_configuration {
+  std::size_t stages = 0, replicas = 0;
+  bool general = false;
+  std::size_t devices = 0;
+};
+
+/// Every configuration of the search, in the order of the exhaustive listing: every (S, R), then
+/// with `general` every S with 2 ≤ S < D over all D devices (S = 1 and S = D are equal-count ones).
+inline std::vector<plan_configuration> plan_configurations(const op_graph& g, std::size_t D, bool exact_product,
+                                                           bool general = false) {
+  std::vector<plan_configuration> configs;
   for (std::size_t S = 1; S <= std::min(D, g.num_vertices()); ++S)
     for (std::size_t R = 1; S * R <= D; ++R)
-      if (!exact_product || S * R == D) configs.emplace_back(S, R);
+      if (!exact_product || S * R == D) configs.push_back({S, R, false, S * R});
+  if (general)
+    for (std::size_t S = 2; S < D && S <= g.num_vertices(); ++S) configs.push_back({S, 0, true, D});
   return configs;
 }
 
@@ -339,16 +524,19 @@ inline std::vector<std::pair<std::size_t, std::size_t>> plan_configurations(cons
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
-  const auto configs = detail::plan_configurations(g, D, o.exact_product);
+  const auto configs = detail::plan_configurations(g, D, o.exact_product, o.general);
   res.candidates.resize(configs.size());
   // Best bound first (the listing order among equal bounds).
   const auto work = detail::make_work_bounds(g, o.recompute);
   const auto fast = detail::make_link_bounds(t);
   const auto so = detail::plan_simulation_options(g, o);
+  const auto general_graphs = detail::make_general_graphs(g, o, detail::smallest_memory(t));
   std::vector<double> bound(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i)
-    bound[i] = detail::samples_per_s_of(so, configs[i].second,
-                                        detail::iteration_bound_before_partition(work, configs[i].first, o.micro_batches));
+    bound[i] = configs[i].general
+                   ? detail::samples_bound_of_general(work, so, configs[i].stages, configs[i].devices)
+                   : detail::samples_per_s_of(so, configs[i].replicas,
+                                              detail::iteration_bound_before_partition(work, configs[i].stages, o.micro_batches));
   std::vector<std::size_t> order(configs.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (o.prune) std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] > bound[b]; });
@@ -360,7 +548,9 @@ inline std::vector<std::pair<std::size_t, std::size_t>> plan_configurations(cons
   };
   parallel_for(order.size(), o.threads, [&](std::size_t k) {
     const std::size_t i = order[k];
-    auto c = detail::plan_one(g, t, configs[i].first, configs[i].second, o, fast, bound[i], incumbent);
+    const auto& cf = configs[i];
+    auto c = cf.general ? detail::plan_one_general(g, t, cf.stages, cf.devices, o, general_graphs, fast, bound[i], incumbent)
+                        : detail::plan_one(g, t, cf.stages, cf.replicas, o, fast, bound[i], incumbent);
     std::lock_guard lk(mu);
     ++progress.done;
     if (c.outcome == config_outcome::explored) ++progress.explored;
