@@ -34,7 +34,7 @@ struct repair_options {
   /// the failures that matter (eq. 3 on BERT-Large at C = 36) come from early decisions that
   /// chronological backtracking cannot reach (docs/mcm.md, B4).
   std::size_t backtrack_limit = 4;
-  std::size_t max_restarts = 512;      ///< restarts before the fallback
+  std::size_t max_restarts = 1024;     ///< restarts before the fallback
   bool luby = false;                   ///< restart r (from 0) after L * luby(r + 1) backtracks
   node_order order = node_order::random;
   bool use_fallback = true;            ///< false: give up with status `work_limit` instead
