@@ -13,7 +13,9 @@
 ///  - eq. 2: bounds consistency along every edge;
 ///  - eq. 3: with m = max lower bound, every chip d < m needs an operator: none left fails, one
 ///    left is fixed to d; in every window of chips below m, the chips no fixed operator covers
-///    need as many runs of unfixed domains meeting the window (Hall, relaxed to runs);
+///    need as many runs of unfixed domains meeting the window (Hall, relaxed to runs); in these
+///    counts a span cluster (u, the operators between, v of an edge u -> v with operators
+///    between: two chips by the span rule) covers at most two chips, not one per operator;
 ///  - eq. 4: fail when a chip edge a -> b has another path a ~> c ~> b; forward-check an edge with
 ///    one fixed endpoint against (i) an existing other path, (ii) making a second path for an
 ///    existing chip edge, (iii) the between lemma with fixed ancestors / descendants; and when an
