@@ -10,6 +10,7 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/mcm/broadcast.hpp"
 #include "devplace/mcm/chain_dp.hpp"
+#include "devplace/mcm/repair.hpp"
 #include "devplace/mcm/validate.hpp"
 #include "support/skip.hpp"
 
@@ -110,4 +111,49 @@ TEST_CASE("mcm: unmodified BERT-Large has a valid partition on all 36 chips (a w
     if (down[u] && up[u]) ++between, span_chips.insert(f[u]);
   CHECK(between == 529);
   CHECK(span_chips.size() <= 2);
+}
+
+TEST_CASE("mcm: unmodified BERT-Large at C = 36 is repaired without the fallback (SAMPLE and FIX)") {
+  // docs/mcm.md (B4): the attention-mask span holds 529 of the 591 operators on two chips, so the
+  // 60 outside it must fill every other chip (eq. 3). The span clusters in the eq. 3 counting and
+  // short restarts make the engine find valid partitions; before them it fell back on 16 of 30
+  // SAMPLE and 24 of 30 FIX repairs. Here the fallback is off: a failure is status work_limit.
+  const auto p = std::filesystem::path(DEVPLACE_SOURCE_DIR) / "examples" / "data" / "bert_large_mbs4.json";
+  if (!devplace::test::require_path(p)) return;
+  const auto g = devplace::io::read_graph(p);
+  constexpr std::size_t C = 36;
+  mcm::constraint_engine e(g, C);
+  const mcm::repair_options o{.use_fallback = false};
+  std::size_t most = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    mcm::random_engine rng(seed);
+    const auto r = mcm::repair_sample(e, Eigen::MatrixXd(), rng, o);
+    REQUIRE(r.status == devplace::status::feasible);
+    CHECK(!r.fallback);
+    const auto v = mcm::validate(g, std::span<const int>(r.chip_of), C);
+    CHECK(v.valid());
+    std::vector<int> y(g.num_vertices());
+    for (auto& x : y) x = static_cast<int>(mcm::uniform_below(rng, C));
+    const auto rf = mcm::repair_fix(e, y, rng, o);
+    REQUIRE(rf.status == devplace::status::feasible);
+    CHECK(!rf.fallback);
+    const auto vf = mcm::validate(g, std::span<const int>(rf.chip_of), C);
+    CHECK(vf.valid());
+    most = std::max({most, v.chips_used, vf.chips_used});
+  }
+  CHECK(most > 4);  // more chips than the chain DP can use on this graph (seed-mcm §1.3.3)
+}
+
+TEST_CASE("mcm: the Luby sequence of the restart option") {
+  const std::vector<std::size_t> want{1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, 1};
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(mcm::detail::luby(i + 1) == want[i]);
+  // repairs with Luby-scaled restarts are valid (residual4 at C = 4, (0,1,2,3) breaks eq. 4)
+  const std::vector<std::vector<int>> g{{1, 3}, {2}, {3}, {}};
+  mcm::constraint_engine e(g, 4);
+  mcm::random_engine rng(5);
+  const std::vector<int> bad{0, 1, 2, 3};
+  const auto r = mcm::repair_fix(e, bad, rng, {.backtrack_limit = 1, .luby = true});
+  CHECK(!r.fallback);
+  CHECK(mcm::validate(g, std::span<const int>(r.chip_of), 4).valid());
 }

@@ -159,3 +159,55 @@ TEST_CASE("mcm: chain DP is valid and optimal among one-boundary chunkings, gree
   CHECK(r.bottleneck == 4);
   CHECK(r.chips_used == 3);
 }
+
+TEST_CASE("mcm: span-cluster counting is sound on residual chains with isolated chains beside (eq. 3 binding)") {
+  // A chain with random skip edges (spans: clusters of two chips) and a second, isolated chain,
+  // with C close to N so that eq. 3 counting binds: along first descents no value with a valid
+  // completion is removed (enumeration); SAMPLE / FIX outputs are valid without the fallback and
+  // SAMPLE produces every valid partition over seeds.
+  std::mt19937_64 gen(23);
+  for (int t = 0; t < 40; ++t) {
+    const std::size_t n = 5 + gen() % 3, side = 1 + gen() % 2, C = 3 + gen() % 3;
+    adj_t g(n);
+    for (std::size_t i = 0; i + 1 < n - side; ++i) g[i].push_back(static_cast<int>(i + 1));
+    for (std::size_t i = 0; i + 2 < n - side; ++i)
+      for (std::size_t j = i + 2; j < n - side; ++j)
+        if (gen() % 4 == 0) g[i].push_back(static_cast<int>(j));
+    for (std::size_t i = n - side; i + 1 < n; ++i) g[i].push_back(static_cast<int>(i + 1));
+    CAPTURE(t);
+    const auto valid = all_valid(g, C);
+    mcm::constraint_engine e(g, C);
+    mcm::random_engine rng(gen());
+    const auto order = mcm::random_permutation(rng, n);
+    std::vector<int> decided(n, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t u = order[i];
+      const int c = mcm::uniform_bit(rng, e.get_domain(u));
+      const auto bt = e.backtracks() + e.refutations();
+      e.set_domain(u, mcm::chip_bit(static_cast<std::size_t>(c)));
+      if (e.backtracks() + e.refutations() != bt) break;
+      decided[u] = c;
+      for (const auto& f : valid) {
+        bool consistent = true;
+        for (std::size_t w = 0; w < n; ++w) consistent &= decided[w] < 0 || decided[w] == f[w];
+        if (!consistent) continue;
+        for (std::size_t w = 0; w < n; ++w) CHECK((e.get_domain(w) & mcm::chip_bit(static_cast<std::size_t>(f[w]))) != 0);
+      }
+    }
+    // complete over seeds: every valid partition is produced (an unsound count would lose some)
+    const std::set<std::vector<int>> want(valid.begin(), valid.end());
+    std::set<std::vector<int>> seen;
+    for (std::size_t k = 0; k < std::max<std::size_t>(400, 25 * want.size()) && seen != want; ++k) {
+      const auto r = mcm::repair_sample(e, Eigen::MatrixXd(), rng);
+      CHECK(!r.fallback);
+      CHECK(want.count(r.chip_of) == 1);
+      seen.insert(r.chip_of);
+      std::vector<int> y(n);
+      for (auto& x : y) x = static_cast<int>(rng() % C);
+      const auto rf = mcm::repair_fix(e, y, rng);
+      CHECK(!rf.fallback);
+      CHECK(want.count(rf.chip_of) == 1);
+    }
+    CHECK(seen == want);
+  }
+}

@@ -13,7 +13,9 @@
 ///  - eq. 2: bounds consistency along every edge;
 ///  - eq. 3: with m = max lower bound, every chip d < m needs an operator: none left fails, one
 ///    left is fixed to d; in every window of chips below m, the chips no fixed operator covers
-///    need as many runs of unfixed domains meeting the window (Hall, relaxed to runs);
+///    need as many runs of unfixed domains meeting the window (Hall, relaxed to runs); in these
+///    counts a span cluster (u, the operators between, v of an edge u -> v with operators
+///    between: two chips by the span rule) covers at most two chips, not one per operator;
 ///  - eq. 4: fail when a chip edge a -> b has another path a ~> c ~> b; forward-check an edge with
 ///    one fixed endpoint against (i) an existing other path, (ii) making a second path for an
 ///    existing chip edge, (iii) the between lemma with fixed ancestors / descendants; and when an
@@ -157,6 +159,42 @@ class basic_constraint_engine {
           span_u_.push_back(u), span_v_.push_back(v);
         }
     span_chips_.assign(span_u_.size(), Mask{});
+    make_clusters();
+  }
+
+  /// Disjoint clusters of operators that share at most two chips in every valid partition: by
+  /// the span rule an edge u -> v with operators between uses two chips on u, v and everything
+  /// between, so any subset does too. Spans are taken largest first; each keeps the operators no
+  /// larger span took (a cluster of fewer than three operators would not tighten the counting).
+  void make_clusters() {
+    cluster_of_.assign(n_, npos);
+    cluster_start_.assign(1, 0);
+    cluster_members_.clear();
+    std::vector<std::size_t> size(span_u_.size()), by_size(span_u_.size());
+    for (std::size_t k = 0; k < span_u_.size(); ++k) {
+      const auto& d = reach_.descendants(span_u_[k]);
+      const auto& a = reach_.ancestors(span_v_[k]);
+      for (std::size_t w = 0; w < d.num_words(); ++w) size[k] += static_cast<std::size_t>(std::popcount(d.words()[w] & a.words()[w]));
+      by_size[k] = k;
+    }
+    std::stable_sort(by_size.begin(), by_size.end(), [&](std::size_t x, std::size_t y) { return size[x] > size[y]; });
+    std::vector<std::size_t> free;
+    for (auto k : by_size) {
+      free.clear();
+      const auto& d = reach_.descendants(span_u_[k]);
+      const auto& a = reach_.ancestors(span_v_[k]);
+      for (std::size_t w = 0; w < d.num_words(); ++w)
+        for (std::uint64_t x = d.words()[w] & a.words()[w]; x; x &= x - 1) {
+          const std::size_t o = w * 64 + static_cast<std::size_t>(std::countr_zero(x));
+          if (cluster_of_[o] == npos) free.push_back(o);
+        }
+      for (auto o : {span_u_[k], span_v_[k]})
+        if (cluster_of_[o] == npos) free.push_back(o);
+      if (free.size() < 3) continue;
+      const auto id = static_cast<std::uint32_t>(cluster_start_.size() - 1);
+      for (auto o : free) cluster_of_[o] = id, cluster_members_.push_back(o);
+      cluster_start_.push_back(cluster_members_.size());
+    }
   }
 
   void save(Mask& w, std::uint32_t node = npos) { trail_.push_back({&w, w, node}); }
@@ -363,6 +401,32 @@ class basic_constraint_engine {
     return true;
   }
 
+  /// Per cluster: the chips its unfixed operators can still add (two less the chips of its
+  /// fixed ones), the two lowest lowest chips and the highest chip of its unfixed operators.
+  void update_clusters() {
+    cluster_now_.resize(cluster_start_.size() - 1);
+    for (std::size_t k = 0; k + 1 < cluster_start_.size(); ++k) {
+      Mask used{};
+      cluster_state ci{0, C_, C_, 0};
+      bool any = false;
+      for (std::size_t i = cluster_start_[k]; i < cluster_start_[k + 1]; ++i) {
+        const Mask& d = dom_[cluster_members_[i]];
+        if (single(d)) {
+          used |= d;
+          continue;
+        }
+        any = true;
+        const std::size_t l = low(d);
+        if (l < ci.lo) ci.lo2 = ci.lo, ci.lo = l;
+        else if (l < ci.lo2) ci.lo2 = l;
+        ci.hi = std::max(ci.hi, high(d));
+      }
+      const std::size_t u_n = chip_count(used);
+      ci.free = any && u_n < 2 ? 2 - u_n : 0;
+      cluster_now_[k] = ci;
+    }
+  }
+
   /// eq. 3 by windows: chips 0 .. m-1 must all be used (an operator sits at >= m). In every
   /// window [x, y] of them, the chips no fixed operator covers need distinct unfixed operators
   /// whose domain meets the window; the maximal runs of consecutive chips of the unfixed domains
@@ -370,13 +434,21 @@ class basic_constraint_engine {
   bool windows_coverable(std::size_t m) {
     start_gt_.assign(m + 1, 0), end_lt_.assign(m + 1, 0);
     std::size_t runs = 0;
-    for (const auto& d : dom_) {
-      if (single(d) || low(d) >= m) continue;
+    for (std::size_t u = 0; u < n_; ++u) {
+      const Mask& d = dom_[u];
+      if (single(d) || low(d) >= m || cluster_of_[u] != npos) continue;
       for_each_chip(d, [&](std::size_t c) {
         const bool starts = c == 0 || !has_chip(d, c - 1), ends = !has_chip(d, c + 1);
         if (starts) ++runs, ++start_gt_[std::min(c, m)];  // histogram of run starts (capped at m)
         if (ends && c + 1 < m) ++end_lt_[c + 1];          // histogram of run ends + 1
       });
+    }
+    // a cluster covers at most `free` chips, all within [lo, hi] of its unfixed operators: as
+    // many runs [lo, hi] (a relaxation of its operators' domains)
+    for (const auto& ci : cluster_now_) {
+      if (ci.free == 0 || ci.lo >= m) continue;
+      runs += ci.free, start_gt_[ci.lo] += ci.free;
+      if (ci.hi + 1 < m) end_lt_[ci.hi + 1] += ci.free;
     }
     // start_gt_[y]: runs starting after y; end_lt_[x]: runs ending before x
     std::size_t acc = 0;
@@ -408,16 +480,24 @@ class basic_constraint_engine {
         for (std::size_t u = 0; u < n_; ++u)
           if (has_chip(dom_[u], d)) return restrict(u, bit(d));
     }
+    update_clusters();
     if (m >= 2 && !windows_coverable(m)) return false;
     std::size_t fixed = 0, top = 0;
     Mask covered{};
     for (std::size_t d = 0; d < C_; ++d)
       if (cnt_fixed_[d]) fixed += cnt_fixed_[d], covered |= bit(d), top = d;
     if (fixed == n_) return true;
-    // avail[c]: unfixed operators with a chip below c; need(c): chips below c no fixed one covers
+    // avail[c]: an upper bound on the chips below c that unfixed operators can newly cover (an
+    // operator outside the clusters covers one at most, below c when its lowest chip is; a
+    // cluster's unfixed operators at most two less the chips its fixed operators use, so its
+    // r lowest lowest-chips count); need(c): chips below c no fixed one covers
     avail_.assign(C_ + 1, 0);
-    for (auto d : dom_)
-      if (!single(d)) ++avail_[low(d) + 1];
+    for (std::size_t u = 0; u < n_; ++u)
+      if (cluster_of_[u] == npos && !single(dom_[u])) ++avail_[low(dom_[u]) + 1];
+    for (const auto& ci : cluster_now_) {
+      if (ci.free >= 1 && ci.lo < C_) ++avail_[ci.lo + 1];
+      if (ci.free >= 2 && ci.lo2 < C_) ++avail_[ci.lo2 + 1];
+    }
     for (std::size_t c = 1; c <= C_; ++c) avail_[c] += avail_[c - 1];
     std::size_t need = 0, cmax = C_ - 1;
     bool capped = false;
@@ -444,6 +524,12 @@ class basic_constraint_engine {
   std::vector<std::size_t> span_u_, span_v_, spanq_;       // edges with operators between
   std::vector<Mask> span_chips_;                     // chips of fixed operators between
   std::vector<std::vector<std::size_t>> incident_;        // span edges by endpoint
+  std::vector<std::uint32_t> cluster_of_;                 // two-chip cluster of an operator, or npos
+  std::vector<std::size_t> cluster_start_, cluster_members_;
+  struct cluster_state {
+    std::size_t free, lo, lo2, hi;
+  };
+  std::vector<cluster_state> cluster_now_;
   std::vector<trail_entry> trail_;
   std::vector<decision> stack_;
   std::vector<std::size_t> queue_, fixq_;

@@ -4,7 +4,8 @@
 /// (Algorithm 1: visit operators in a node order, draw each chip from p_u restricted to its live
 /// domain) and FIX mode (Algorithm 2: keep y_u while it is in the domain, otherwise leave the
 /// operator to a second pass that draws uniformly from its domain). Both restart with a fresh
-/// order after `backtrack_limit` backtracks and, after `max_restarts` restarts, return the
+/// order after `backtrack_limit` backtracks (optionally scaled by the Luby sequence) and, after
+/// `max_restarts` restarts, return the
 /// caller's valid fallback partition flagged `fallback = true` (seed-mcm §2.6.3).
 ///
 /// Whatever happens, the returned partition passes `mcm::validate` (checked before returning).
@@ -29,8 +30,12 @@ namespace devplace::mcm {
 enum class node_order { random, topological, reverse_topological };
 
 struct repair_options {
-  std::size_t backtrack_limit = 32;    ///< L: backtracks before a restart
-  std::size_t max_restarts = 64;       ///< restarts before the fallback
+  /// L: backtracks before a restart (the unit with `luby`). Short descents with many restarts:
+  /// the failures that matter (eq. 3 on BERT-Large at C = 36) come from early decisions that
+  /// chronological backtracking cannot reach (docs/mcm.md, B4).
+  std::size_t backtrack_limit = 4;
+  std::size_t max_restarts = 1024;     ///< restarts before the fallback
+  bool luby = false;                   ///< restart r (from 0) after L * luby(r + 1) backtracks
   node_order order = node_order::random;
   bool use_fallback = true;            ///< false: give up with status `work_limit` instead
 };
@@ -44,6 +49,15 @@ struct repair_result {
 };
 
 namespace detail {
+
+/// The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ... (i from 1).
+inline std::size_t luby(std::size_t i) {
+  for (std::size_t k = 1;; ++k) {
+    const std::size_t full = (std::size_t{1} << k) - 1;
+    if (i == full) return std::size_t{1} << (k - 1);
+    if (i < full) return luby(i - (full >> 1));
+  }
+}
 
 template <class Engine>
 std::vector<std::size_t> make_order(const Engine& e, node_order o, random_engine& rng) {
@@ -84,7 +98,7 @@ repair_result drive(Engine& e, random_engine& rng, const repair_options& o, std:
   for (std::size_t restart = 0; restart <= o.max_restarts; ++restart) {
     e.reset();
     const auto order = make_order(e, o.order, rng);
-    const std::size_t limit = e.backtracks() + o.backtrack_limit;
+    const std::size_t limit = e.backtracks() + o.backtrack_limit * (o.luby ? luby(restart + 1) : 1);
     std::size_t i = 0;
     while (i < goal && e.backtracks() <= limit && !e.root_failed()) {
       i = step(i, order);
