@@ -1,6 +1,7 @@
-// PHAZE (docs/phaze.md): the placement DP's time and table memory on the bundled graphs (24-layer
-// layer graphs on the TPUv4-like accelerator, micro-batch 1, global batch 4,096, both activation
-// policies) for 8 ... 1,024 devices; the architecture sweep's configurations per second over
+// PHAZE (docs/phaze.md): the placement DP's time and table memory on the five bundled graphs
+// (examples/data: BERT-Large, GPT-2 medium, ResNet-152, Inception-v3, Swin-L; 24-layer layer
+// graphs on the TPUv4-like accelerator, micro-batch 1, global batch 4,096, both activation
+// policies) for 8, 16, ..., 1,024 devices; the architecture sweep's configurations per second over
 // PHAZE's cores.json (BERT-Large, 256 devices, global batch 1,024) at 1 and 2 threads.
 #include <benchmark/benchmark.h>
 
@@ -34,9 +35,10 @@ void BM_placement_dp(benchmark::State& state, const char* name) {
   state.counters["peak_rss_MB"] = bench::peak_rss_bytes() / 1e6;
 }
 BENCHMARK_CAPTURE(BM_placement_dp, bert_large, "bert_large_mbs4")->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_placement_dp, gpt2_medium, "gpt2_medium_mbs8")->Arg(8)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_placement_dp, resnet152, "resnet152_mbs64")->Arg(8)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_placement_dp, inception_v3, "inception_v3_mbs32")->Arg(8)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_placement_dp, gpt2_medium, "gpt2_medium_mbs8")->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_placement_dp, resnet152, "resnet152_mbs64")->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_placement_dp, inception_v3, "inception_v3_mbs32")->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_placement_dp, swin_large, "swin_large_mbs32")->RangeMultiplier(2)->Range(8, 1024)->Unit(benchmark::kMillisecond);
 
 void BM_sweep(benchmark::State& state) {
   const auto path = std::filesystem::path(DEVPLACE_SHARED_DIR) / "data/peers/phaze/Estimator/arch_configs/cores.json";
