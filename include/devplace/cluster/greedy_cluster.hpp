@@ -245,7 +245,7 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     const std::uint32_t top = static_cast<std::uint32_t>(heap.top_id());
     heap.pop();
     const pair_record c = pairs[top];
-    if (!merged_fits(c)) continue;    // re-queued when an end merges
+    if (!merged_fits(c)) continue;        // re-queued when an end merges
     if (!convex(c.from, c.to)) continue;  // likewise
     // Merge the later-numbered representative into the smaller one.
     const std::size_t keep = std::min(c.from, c.to), gone = std::max(c.from, c.to);
