@@ -68,7 +68,10 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   if (n >= std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("greedy_cluster: at most 2^32 - 2 operators are supported");
   const double to_ms = cut_ms_per_byte(opt.cost);
-  const double mb = static_cast<double>(std::max<std::size_t>(opt.cost.micro_batches, 1));
+  // The memory test is per device: a hyper-operator must fit one device (R = 1), whatever R the
+  // later DP uses; m(X) and the budget are stage_cost.hpp's (stage_memory_bytes, stage_fits).
+  stage_cost_options one_device = opt.cost;
+  one_device.replicas = 1;
 
   // Hyper-node state, indexed by representative id (the original vertex id of its first member).
   std::vector<double> cu(n), mem_int(n), boundary(n, 0.0);
@@ -128,8 +131,10 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
   auto pair_cost = [&](const pair_record& p) {
     return cu[p.from] + cu[p.to] - opt.alpha * p.bytes * to_ms;
   };
-  auto merged_memory = [&](const pair_record& p) {  // eq. 14 of the union
-    return (mem_int[p.from] + mem_int[p.to] + boundary[p.from] + boundary[p.to] - 2.0 * p.bytes) / mb;
+  auto merged_fits = [&](const pair_record& p) {  // m(X) of the union (eq. 14) within one device
+    const double internal = mem_int[p.from] + mem_int[p.to];
+    const double cut = boundary[p.from] + boundary[p.to] - 2.0 * p.bytes;  // the pair's bytes become internal
+    return stage_fits(stage_memory_bytes(internal, cut, one_device), one_device);
   };
   // Edge a -> b can be contracted iff no other path a ⇝ b exists: no successor c != b of a
   // reaches b. Every vertex on such a path lies strictly between a and b in the order, so the
@@ -240,8 +245,8 @@ inline clustering greedy_cluster_core(const op_graph& g, const greedy_cluster_op
     const std::uint32_t top = static_cast<std::uint32_t>(heap.top_id());
     heap.pop();
     const pair_record c = pairs[top];
-    if (merged_memory(c) > opt.cost.device_memory_bytes) continue;  // re-queued when an end merges
-    if (!convex(c.from, c.to)) continue;                            // likewise
+    if (!merged_fits(c)) continue;        // re-queued when an end merges
+    if (!convex(c.from, c.to)) continue;  // likewise
     // Merge the later-numbered representative into the smaller one.
     const std::size_t keep = std::min(c.from, c.to), gone = std::max(c.from, c.to);
     reorder(c.from, c.to, keep);  // uses the adjacency before the merge

@@ -3,7 +3,9 @@
 /// Algorithm 2 of the device mapper (see map/mapper.hpp for the whole method): `mapping_search`
 /// precomputes the mapping order, the checking scheme, the per-device bounds and the symmetry
 /// constraints once, then answers "is there a mapping with every stage time ≤ t?" for any number
-/// of targets t, from any number of threads (`search` is const).
+/// of targets t, from any number of threads (`search` is const). Its options are in
+/// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
+/// mapping, the counting check) is in map/detail/search_state.hpp.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -27,42 +29,14 @@
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/search_state.hpp"
+#include "devplace/map/mapper_options.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/map/symmetry.hpp"
 #include "devplace/status.hpp"
 #include "devplace/topology/concepts.hpp"
 
 namespace devplace {
-
-struct mapper_options {
-  cost_choice cost = cost_choice::automatic;  ///< model, for the overloads that do not take one
-  unsigned threads = 0;                       ///< targets searched at once; 0: hardware concurrency
-  double timeout_s = std::numeric_limits<double>::infinity();         ///< whole run
-  double target_timeout_s = std::numeric_limits<double>::infinity();  ///< one target (paper heuristic)
-  double epsilon = 1e-9;                      ///< relative width at which the bracket is closed
-  double epsilon_abs = 0;                     ///< absolute width (ms)
-  bool symmetry_breaking = true;
-  bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
-  bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
-  bool restarts = true;                       ///< alternate two value orders with doubling budgets
-  std::uint64_t seed = 1;                     ///< random baseline map
-  std::size_t micro_batches = 1;              ///< MB of `cost_choice::combined` (its allreduce is amortised over MB)
-  /// Mappings (device of vertex s·R + r) evaluated with the baselines for the initial incumbent;
-  /// each must be an injection onto the devices.
-  std::vector<std::vector<std::size_t>> warm_starts;
-  std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
-};
-
-/// The answer of one inner search (Algorithm 2) at a target t.
-struct target_search_result {
-  bool found = false;      ///< a mapping with every stage time ≤ t
-  bool completed = false;  ///< found, or the whole tree searched (false when stopped)
-  std::vector<std::size_t> dev;  ///< the mapping when found (device of every vertex s·R + r)
-  double objective_ms = 0;       ///< its objective t_p ≤ t
-  /// When completed without finding: every mapping has objective ≥ this (and it is > t).
-  double next_lower_bound_ms = std::numeric_limits<double>::infinity();
-  std::uint64_t nodes = 0;       ///< placements tried
-};
 
 /// Algorithm 2 with its precomputation (mapping order, checking scheme, per-device bounds,
 /// symmetry constraints), reusable for any number of targets and threads (`search` is const).
@@ -355,96 +329,11 @@ class mapping_search {
   }
 
   // ---------------------------------------------------------------- search
-  struct candidate {
-    double key;  // ordering: onward moves (allreduce), then the own time, then the device
-    double x;    // the own time (or bound) of the vertex on d
-    std::size_t d;
-    bool operator<(const candidate& o) const noexcept {
-      return key != o.key ? key < o.key : x != o.x ? x < o.x : d < o.d;
-    }
-  };
-
-  /// Everything one depth-first search at target t works on.
-  struct search_state {
-    double t = 0;
-    bool warnsdorff = false;
-    // per-target static data: the devices each vertex may take (b(v, d) ≤ t) and, for the others,
-    // the smallest b(v, d) > t; vertices with equal device sets form groups
-    std::vector<std::uint64_t> allowed;
-    std::vector<double> above;
-    std::vector<std::size_t> group, group_rep, group_size;
-    std::vector<double> group_above;
-    std::vector<std::size_t> groups_by_freedom;  // group ids, fewest allowed devices first
-    std::vector<std::uint64_t> reach;            // Warnsdorff: devices reachable within t (built-in models)
-    bool reach_ready = false;
-    std::vector<std::uint64_t> free_union;       // scratch of the counting check
-    // the partial mapping
-    std::vector<std::size_t> dev;
-    std::vector<std::uint64_t> used;
-    std::vector<double> tp;  // t_p after each level
-    std::vector<std::vector<candidate>> cands;
-    std::vector<std::size_t> next;
-    std::vector<std::size_t> left;  // vertices of each group still to place
-    /// The smallest value that pruned the search so far: a complete failure proves every
-    /// mapping has objective ≥ it.
-    double smallest_pruning_value = std::numeric_limits<double>::infinity();
-    void pruned_by(double x) noexcept { smallest_pruning_value = std::min(smallest_pruning_value, x); }
-  };
-
-  [[nodiscard]] static bool is_used(const search_state& st, std::size_t d) noexcept { return (st.used[d / 64] >> (d % 64)) & 1u; }
-  static void occupy(search_state& st, std::size_t v, std::size_t d, std::size_t group) noexcept {
-    st.dev[v] = d;
-    st.used[d / 64] |= std::uint64_t{1} << (d % 64);
-    --st.left[group];
-  }
-  static void release(search_state& st, std::size_t v, std::size_t group) noexcept {
-    const std::size_t d = st.dev[v];
-    st.dev[v] = unplaced;
-    st.used[d / 64] &= ~(std::uint64_t{1} << (d % 64));
-    ++st.left[group];
-  }
+  using candidate = detail::mapping_candidate;
+  using search_state = detail::mapping_search_state;
 
   /// The allowed devices of every vertex at target t, and the groups of equal allowed sets.
-  void init_allowed_devices(search_state& st) const {
-    const bool extra = opt_.extra_pruning;
-    st.allowed.assign(V_ * W_, 0);
-    st.above.assign(V_, std::numeric_limits<double>::infinity());
-    for (std::size_t v = 0; v < V_; ++v)
-      for (std::size_t d = 0; d < D_; ++d) {
-        const double b = table_(v, d);
-        if (!extra || b <= st.t) st.allowed[v * W_ + d / 64] |= std::uint64_t{1} << (d % 64);
-        else st.above[v] = std::min(st.above[v], b);
-      }
-    st.group.assign(V_, unplaced);
-    auto same_set = [&](std::size_t v, std::size_t u) {
-      return std::equal(st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W_),
-                        st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W_ + W_),
-                        st.allowed.begin() + static_cast<std::ptrdiff_t>(u * W_));
-    };
-    for (std::size_t v = 0; v < V_; ++v) {
-      for (std::size_t k = 0; k < st.group_rep.size() && st.group[v] == unplaced; ++k)
-        if (same_set(v, st.group_rep[k])) {
-          st.group[v] = k;
-          ++st.group_size[k];
-          st.group_above[k] = std::min(st.group_above[k], st.above[v]);
-        }
-      if (st.group[v] == unplaced) {
-        st.group[v] = st.group_rep.size();
-        st.group_rep.push_back(v);
-        st.group_size.push_back(1);
-        st.group_above.push_back(st.above[v]);
-      }
-    }
-    st.groups_by_freedom.resize(st.group_rep.size());
-    std::iota(st.groups_by_freedom.begin(), st.groups_by_freedom.end(), std::size_t{0});
-    auto allowed_count = [&](std::size_t k) {
-      std::size_t c = 0;
-      for (std::size_t w = 0; w < W_; ++w) c += static_cast<std::size_t>(std::popcount(st.allowed[st.group_rep[k] * W_ + w]));
-      return c;
-    };
-    std::stable_sort(st.groups_by_freedom.begin(), st.groups_by_freedom.end(),
-                     [&](std::size_t a, std::size_t b) { return allowed_count(a) < allowed_count(b); });
-  }
+  void init_allowed_devices(search_state& st) const { detail::assign_allowed_devices(st, table_, V_, D_, W_, opt_.extra_pruning); }
 
   static constexpr bool builtin_model = std::is_same_v<C, allreduce_cost> || std::is_same_v<C, p2p_cost>;
 
@@ -506,36 +395,6 @@ class mapping_search {
     }
   }
 
-  /// The counting (Hall) check: the free devices can still host the vertices left to place,
-  /// group by group and for every union of groups taken fewest-devices first.
-  [[nodiscard]] bool free_devices_suffice(search_state& st) const {
-    st.free_union.assign(W_, 0);
-    std::size_t need = 0;
-    double worst = std::numeric_limits<double>::infinity();
-    for (auto k : st.groups_by_freedom) {
-      if (st.left[k] == 0) continue;
-      need += st.left[k];
-      worst = std::min(worst, st.group_above[k]);
-      std::size_t own = 0, all = 0;
-      const std::uint64_t* a = &st.allowed[st.group_rep[k] * W_];
-      for (std::size_t w = 0; w < W_; ++w) {
-        const std::uint64_t f = a[w] & ~st.used[w];
-        own += static_cast<std::size_t>(std::popcount(f));
-        st.free_union[w] |= f;
-        all += static_cast<std::size_t>(std::popcount(st.free_union[w]));
-      }
-      if (own < st.left[k]) {
-        st.pruned_by(st.group_above[k]);
-        return false;
-      }
-      if (all < need) {
-        st.pruned_by(worst);
-        return false;
-      }
-    }
-    return true;
-  }
-
   /// The time (or, before its dependencies are placed, the bound) of the vertex at level i.
   [[nodiscard]] double own_value(const search_state& st, std::size_t i, std::size_t v) const {
     const std::span<const std::size_t> dv(st.dev);
@@ -571,7 +430,7 @@ class mapping_search {
       for (std::uint64_t bits = a[w] & ~st.used[w]; bits; bits &= bits - 1) {
         const std::size_t d = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
         if (d < min_dev) continue;
-        if (twin_prev_[d] != unplaced && !is_used(st, twin_prev_[d])) continue;
+        if (twin_prev_[d] != unplaced && !st.is_used(twin_prev_[d])) continue;
         if (orbit && (*orbit)[d] != d) continue;
         st.dev[v] = d;
         const double x = own_value(st, i, v);
@@ -591,7 +450,7 @@ class mapping_search {
   /// scheme checks there; on success `tp` is the new partial objective. Undoes it on failure.
   [[nodiscard]] bool try_place(search_state& st, std::size_t i, std::size_t v, std::size_t d, double x, double& tp) const {
     const std::span<const std::size_t> dv(st.dev);
-    occupy(st, v, d, st.group[v]);
+    st.occupy(v, d, st.group[v]);
     tp = st.tp[i];
     if (own_exact_[i]) tp = std::max(tp, x);
     bool ok = true;
@@ -613,8 +472,8 @@ class mapping_search {
           break;
         }
       }
-    if (ok && opt_.extra_pruning && !free_devices_suffice(st)) ok = false;
-    if (!ok) release(st, v, st.group[v]);
+    if (ok && opt_.extra_pruning && !detail::free_devices_suffice(st, W_)) ok = false;
+    if (!ok) st.release(v, st.group[v]);
     return ok;
   }
 
@@ -640,7 +499,7 @@ class mapping_search {
       if (st.next[i] == st.cands[i].size()) {  // exhausted: backtrack
         if (i == 0) break;
         --i;
-        release(st, order_[i], st.group[order_[i]]);
+        st.release(order_[i], st.group[order_[i]]);
         continue;
       }
       const auto [key, x, d] = st.cands[i][st.next[i]++];

@@ -237,7 +237,6 @@ class stage_state {
   }
   detail::stage_state st(g, std::move(stage_of), opt);
   if (opt.policy == refine_policy::paper) st.track_phi(delta);
-  const double budget = static_cast<double>(opt.cost.replicas) * opt.cost.device_memory_bytes;
   r.initial_objective_ms = r.objective_ms = st.objective();
   r.stage_of = st.labels();
 
@@ -284,7 +283,7 @@ class stage_state {
         const std::size_t j = targets[t];
         if (opt.policy == refine_policy::paper && v == tabu_v && j == tabu_stage) continue;
         st.move(v, j);
-        const bool fits = st.stage_memory(j) <= budget && st.stage_memory(i) <= budget;
+        const bool fits = stage_fits(st.stage_memory(j), opt.cost) && stage_fits(st.stage_memory(i), opt.cost);
         const gain_t sc = score();
         st.move(v, i);
         if (!fits || !better(sc, current)) continue;

@@ -81,6 +81,10 @@ struct pipeline_model {
   std::vector<std::vector<std::size_t>> device_of;     ///< S rows of R devices (row s: R_s ≥ 1 devices)
 };
 
+/// How one iteration is run. MB is the same MB as `stage_cost_options::micro_batches` (phase 1,
+/// eq. 14) and `mapper_options::micro_batches` (the combined mapping model); `search_plan` sets
+/// all three from its one `plan_search_options::micro_batches` (sim/plan_search.hpp says why
+/// these structs are not nested in one another).
 struct simulation_options {
   std::size_t micro_batches = 4;                       ///< MB
   double micro_batch_size = 1;                         ///< samples per micro-batch

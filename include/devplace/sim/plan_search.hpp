@@ -62,6 +62,17 @@ enum class config_outcome { explored, pruned, infeasible };
   return c == config_outcome::explored ? "explored" : c == config_outcome::pruned ? "pruned" : "infeasible";
 }
 
+/// The search's settings. They are the inputs of every component it runs, each read through one
+/// translation point below rather than restated: MB and β̄ become the phase-1 cost model
+/// (`detail::plan_stage_cost`, a `stage_cost_options` whose R and device memory the search sets
+/// per configuration: R from the configuration, memory the topology's smallest), MB the
+/// mapper's combined model (`mapper_options::micro_batches`), and MB, micro-batch size,
+/// schedule and recomputation the simulation (`detail::plan_simulation_options`). They are not
+/// a nested `stage_cost_options` / `simulation_options`: half of those structs' fields are the
+/// search's own choices (R, device memory) or have other defaults here (recomputation on, as
+/// Parmesan trains; micro-batch size 0 = the graph's own), and a nested designated initialiser
+/// (`.simulation = {.micro_batches = 8}`) would silently reset the others to the simulator's
+/// defaults. The plan records all of them (`plan_settings`, `plan::micro_batches`).
 struct plan_search_options {
   std::size_t devices = 0;             ///< D; 0: every device of the topology
   bool exact_product = false;          ///< only S·R = D (Parmesan's experiments), not every S·R ≤ D
@@ -72,7 +83,7 @@ struct plan_search_options {
   pipeline_schedule schedule = pipeline_schedule::gpipe;
   bool recompute = true;               ///< Parmesan trains with activation recomputation
   std::size_t clusters = 32;           ///< K of the flow
-  double bandwidth_gbps = 10.0;        ///< phase-1 constant bandwidth
+  double bandwidth_gbps = 10.0;        ///< β̄ of the phase-1 cost model (stage_cost_options::bandwidth_gbps)
   double map_timeout_s = 5.0;          ///< per configuration
   unsigned threads = 0;                ///< configurations at once; 0: hardware concurrency
   cost_choice cost = cost_choice::automatic;  ///< the mapper's cost model (combined: over MB micro-batches)
@@ -117,6 +128,13 @@ struct plan_search_result {
 };
 
 namespace detail {
+
+/// The phase-1 cost model of a search (partition/stage_cost.hpp) for R replicas per stage and
+/// `device_memory_bytes` per device: MB and β̄ from the search's options.
+inline stage_cost_options plan_stage_cost(const plan_search_options& o, std::size_t replicas, double device_memory_bytes) {
+  return {.replicas = replicas, .micro_batches = o.micro_batches, .device_memory_bytes = device_memory_bytes,
+          .bandwidth_gbps = o.bandwidth_gbps};
+}
 
 /// The simulation options of a search.
 inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o) {
@@ -372,8 +390,7 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
     c.reason = "pruned before partitioning";
     return c;
   }
-  const partition_options po{.stages = S, .cost = {.replicas = R, .micro_batches = o.micro_batches,
-                                                   .device_memory_bytes = smallest_memory(t), .bandwidth_gbps = o.bandwidth_gbps}};
+  const partition_options po{.stages = S, .cost = plan_stage_cost(o, R, smallest_memory(t))};
   const auto part = parmesan_partition(g, {.partition = po, .clusters = o.clusters, .threads = 1});
   if (!part.has_solution()) {
     c.reason = "no partition fits (" + std::string(to_string(part.status)) + ")";
@@ -417,8 +434,7 @@ inline general_graphs make_general_graphs(const op_graph& g, const plan_search_o
   const parmesan_options defaults;
   for (double a : defaults.alphas) {
     const clustering c = greedy_cluster(g, {.max_clusters = o.clusters, .alpha = a,
-                                            .cost = {.micro_batches = o.micro_batches, .device_memory_bytes = memory,
-                                                     .bandwidth_gbps = o.bandwidth_gbps}});
+                                            .cost = plan_stage_cost(o, 1, memory)});
     op_graph x = to_op_graph(views::quotient(g, c.cluster_of));
     std::ostringstream name;
     name << "alpha " << a;
@@ -449,8 +465,7 @@ plan_candidate plan_one_general(const op_graph& g, const matrix_topology& t, std
     c.reason = "pruned before partitioning";
     return c;
   }
-  const stage_cost_options cost{.replicas = 1, .micro_batches = o.micro_batches, .device_memory_bytes = smallest_memory(t),
-                                .bandwidth_gbps = o.bandwidth_gbps};
+  const stage_cost_options cost = plan_stage_cost(o, 1, smallest_memory(t));
   std::vector<partition_option> options;
   std::string why;
   auto offer = [&](const general_partition_result& r, std::vector<std::size_t> stage_of, std::string method) {

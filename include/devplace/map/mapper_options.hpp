@@ -1,0 +1,46 @@
+#pragma once
+/// \file map/mapper_options.hpp
+/// The device mapper's options (`mapper_options`, shared by `map_devices` and `mapping_search`)
+/// and the answer of one inner search at a target (`target_search_result`).
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+
+namespace devplace {
+
+struct mapper_options {
+  cost_choice cost = cost_choice::automatic;  ///< model, for the overloads that do not take one
+  unsigned threads = 0;                       ///< targets searched at once; 0: hardware concurrency
+  double timeout_s = std::numeric_limits<double>::infinity();         ///< whole run
+  double target_timeout_s = std::numeric_limits<double>::infinity();  ///< one target (paper heuristic)
+  double epsilon = 1e-9;                      ///< relative width at which the bracket is closed
+  double epsilon_abs = 0;                     ///< absolute width (ms)
+  bool symmetry_breaking = true;
+  bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
+  bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
+  bool restarts = true;                       ///< alternate two value orders with doubling budgets
+  std::uint64_t seed = 1;                     ///< random baseline map
+  /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
+  /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.
+  std::size_t micro_batches = 1;
+  /// Mappings (device of vertex s·R + r) evaluated with the baselines for the initial incumbent;
+  /// each must be an injection onto the devices.
+  std::vector<std::vector<std::size_t>> warm_starts;
+  std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
+};
+
+/// The answer of one inner search (Algorithm 2) at a target t.
+struct target_search_result {
+  bool found = false;      ///< a mapping with every stage time ≤ t
+  bool completed = false;  ///< found, or the whole tree searched (false when stopped)
+  std::vector<std::size_t> dev;  ///< the mapping when found (device of every vertex s·R + r)
+  double objective_ms = 0;       ///< its objective t_p ≤ t
+  /// When completed without finding: every mapping has objective ≥ this (and it is > t).
+  double next_lower_bound_ms = std::numeric_limits<double>::infinity();
+  std::uint64_t nodes = 0;       ///< placements tried
+};
+
+}  // namespace devplace
