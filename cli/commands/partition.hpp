@@ -164,6 +164,10 @@ inline void register_partition(CLI::App& app) {
                 << q.graph.num_vertices() << " supernodes, " << q.graph.num_edges() << " edges ("
                 << q.contraction.orphans << " orphaned backward classes, " << q.contraction.fused_classes
                 << " classes fused) in " << dt << " s\n";
+      if (a->stages > q.graph.num_vertices())
+        throw failure("--stages " + std::to_string(a->stages) + " exceeds the " + std::to_string(q.graph.num_vertices()) +
+                      " supernodes of the contracted graph (" + std::to_string(g.num_vertices()) +
+                      " operators; --no-contract-classes partitions the operators)");
       p = run_partition(q.graph, *a, std::cout);
       p.stage_of = transform::expand_stage_of(q, p.stage_of);
       p.partition->time_s += dt;
