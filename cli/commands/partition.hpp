@@ -2,9 +2,11 @@
 // devplace partition --graph FILE --stages S [--replicas R] [--micro-batches MB]
 //                    [--device-memory BYTES] [--bandwidth GBPS]
 //                    [--method parmesan|dp|topo-dp|even] [--clusters K] [--alpha A ...]
-//                    [--refine paper|objective|none] [--max-downsets N] [--out plan.json]
+//                    [--refine paper|objective|none] [--max-downsets N]
+//                    [--contract-classes | --no-contract-classes] [--out plan.json]
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -19,6 +21,7 @@
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/partition/pipeline_dp.hpp"
 #include "devplace/partition/topo_dp.hpp"
+#include "devplace/transform/class_quotient.hpp"
 
 namespace devplace::cli {
 
@@ -141,11 +144,36 @@ inline void register_partition(CLI::App& app) {
   cmd->add_option("--format", a->format, "Graph format")
       ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))->capture_default_str();
   add_partition_options(cmd, *a);
+  auto contract = std::make_shared<bool>(false), no_contract = std::make_shared<bool>(false);
+  auto* on = cmd->add_flag("--contract-classes", *contract,
+                           "Partition the graph of co-location classes (node groups, Tarnawski colorClass, backward "
+                           "nodes) and expand the plan to every operator [default when the graph has groups or "
+                           "backward nodes]");
+  cmd->add_flag("--no-contract-classes", *no_contract, "Partition the operators as they are, ignoring groups")
+      ->excludes(on);
   cmd->add_option("--out", a->out, "Write the plan (devplace.plan/1) here");
-  cmd->callback([a] {
+  cmd->callback([a, contract, no_contract] {
     require_writable({a->out});
     const op_graph g = io::read_graph(a->graph, a->format);
-    const plan p = run_partition(g, *a, std::cout);
+    plan p;
+    if (*contract || (!*no_contract && transform::has_classes(g))) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto q = transform::contract_class_quotient(g);
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::cout << "contracted      " << g.num_vertices() << " operators (" << q.classes << " classes) into "
+                << q.graph.num_vertices() << " supernodes, " << q.graph.num_edges() << " edges ("
+                << q.contraction.orphans << " orphaned backward classes, " << q.contraction.fused_classes
+                << " classes fused) in " << dt << " s\n";
+      if (a->stages > q.graph.num_vertices())
+        throw failure("--stages " + std::to_string(a->stages) + " exceeds the " + std::to_string(q.graph.num_vertices()) +
+                      " supernodes of the contracted graph (" + std::to_string(g.num_vertices()) +
+                      " operators; --no-contract-classes partitions the operators)");
+      p = run_partition(q.graph, *a, std::cout);
+      p.stage_of = transform::expand_stage_of(q, p.stage_of);
+      p.partition->time_s += dt;
+    } else {
+      p = run_partition(g, *a, std::cout);
+    }
     print_partition(p, std::cout);
     if (!a->out.empty()) {
       io::write_plan_json(p, a->out);

@@ -145,6 +145,31 @@ TEST_CASE("a failed write leaves nothing behind and keeps the old file") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("graph JSON: the optional co-location group and backward flag are read, written back, and checked") {
+  const auto g = io::read_graph_json_text(
+      doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 0, "group": 4}, {"id": 2, "fwd_ms": 2, "bwd_ms": 0, "group": 4, "backward": true}, {"id": 3, "fwd_ms": 1, "bwd_ms": 1}])",
+          R"([{"src": 1, "dst": 2, "bytes": 1}])"),
+      "g.json");
+  CHECK(g.op(0).group == 4);
+  CHECK(!g.op(0).backward);
+  CHECK(g.op(1).group == 4);
+  CHECK(g.op(1).backward);
+  CHECK(g.op(2).group == -1);  // absent
+  const fs::path dir = fs::temp_directory_path() / "devplace_test_graph_group";
+  fs::create_directories(dir);
+  io::write_graph_json(g, dir / "groups.json");
+  const op_graph h = io::read_graph_json(dir / "groups.json");
+  for (std::size_t v = 0; v < 3; ++v) {
+    CHECK(h.op(v).group == g.op(v).group);
+    CHECK(h.op(v).backward == g.op(v).backward);
+  }
+  fs::remove_all(dir);
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "group": -3}])", "[]")) ==
+        "g.json: /nodes/0/group: expected an integer >= 0, got -3");
+  CHECK(graph_error_of(doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "backward": "yes"}])", "[]")) ==
+        "g.json: /nodes/0/backward: expected a boolean or 0/1, got a string");
+}
+
 TEST_CASE("graph JSON: the optional layer id is read, written back, and checked") {
   const auto g = io::read_graph_json_text(
       doc(R"([{"id": 1, "fwd_ms": 1, "bwd_ms": 2, "layer": 7}, {"id": 2, "fwd_ms": 0.5, "bwd_ms": 0, "layer": 0}, {"id": 3, "fwd_ms": 1, "bwd_ms": 1}])",

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "devplace/algorithm/topological_sort.hpp"
@@ -87,6 +88,21 @@ TEST_CASE("Tarnawski et al. 2020 JSON graphs") {
   CHECK(bert.num_vertices() == 235);
   CHECK(bert.num_edges() == 250);
   CHECK(topological_sort(bert).status == status::optimal);
+  {  // colorClass and isBackwardNode are kept: 224 of the 235 nodes carry one of 117 classes
+    std::set<std::int64_t> groups;
+    std::size_t grouped = 0, backward = 0;
+    for (const auto& a : bert.ops()) {
+      if (a.group >= 0) { groups.insert(a.group); ++grouped; }
+      backward += a.backward;
+    }
+    CHECK(groups.size() == 117);
+    CHECK(grouped == 224);
+    CHECK(backward == 0);
+    const op_graph train = io::read_graph(base / "OperatorGraphs" / "bert_l-3_training.json");
+    backward = 0;
+    for (const auto& a : train.ops()) backward += a.backward;
+    CHECK(backward == 365);
+  }
   // The layer graphs are PipeDream profiles: the fpgaLatency sum equals PipeDream's forward sum.
   const op_graph r50 = io::read_tarnawski(base / "LayerGraphs" / "resnet50_inference.json");
   CHECK(r50.num_vertices() == 177);

@@ -38,6 +38,12 @@ struct op_attributes {
   /// c_u(v) when it is not fwd_ms + bwd_ms (a user type's own `compute_ms`, kept by `to_op_graph`);
   /// < 0: fwd_ms + bwd_ms.
   double compute_ms = -1;
+  /// Co-location class (the file's `group`; Tarnawski's `colorClass`): operators with the same
+  /// group >= 0 must share a stage (transform/class_quotient.hpp contracts them); < 0: none.
+  std::int64_t group = -1;
+  /// A backward operator stored as its own node (the file's `backward`; Tarnawski's
+  /// `isBackwardNode`): its time is backward time of its group (transform/class_quotient.hpp).
+  bool backward = false;
 };
 
 /// The error thrown by `op_graph_builder::build` on a structurally invalid graph.

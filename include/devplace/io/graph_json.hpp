@@ -53,6 +53,12 @@ inline op_graph graph_from_json(const nlohmann::json& doc, const std::string& fi
       if (layer > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) r.fail(p + "/layer", "integer out of range");
       a.layer = static_cast<std::int64_t>(layer);
     }
+    if (const auto* x = detail::reader::optional(n, "group")) {
+      const auto group = r.count(*x, p + "/group");
+      if (group > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) r.fail(p + "/group", "integer out of range");
+      a.group = static_cast<std::int64_t>(group);
+    }
+    if (const auto* x = detail::reader::optional(n, "backward")) a.backward = r.boolean(*x, p + "/backward");
     if (const auto* x = detail::reader::optional(n, "name")) a.name = r.string(*x, p + "/name");
     if (const auto* x = detail::reader::optional(n, "op")) a.op = r.string(*x, p + "/op");
     if (b.vertex_of_id(a.id) != b.num_ops())
@@ -105,6 +111,8 @@ inline nlohmann::json graph_to_json(const op_graph& g) {
                      {"param_bytes", a.param_bytes}};
     if (a.out_bytes >= 0) n["out_bytes"] = a.out_bytes;
     if (a.layer >= 0) n["layer"] = a.layer;
+    if (a.group >= 0) n["group"] = a.group;
+    if (a.backward) n["backward"] = true;
     nodes.push_back(std::move(n));
   }
   auto& edges = doc["edges"] = nlohmann::json::array();

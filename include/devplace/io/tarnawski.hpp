@@ -10,6 +10,10 @@
 /// Mapping: fwd_ms = fpgaLatency, bwd_ms = 0 (training graphs carry their backward operators as
 /// separate nodes), fwd_mem_bytes = size, edge bytes = the edge's `size`; `cost` is a time in
 /// that paper's own model and is not used. Ids may be sparse or 1-based; they are kept.
+/// `colorClass` becomes `op_attributes::group` (nodes without one: -1, a class of their own) and
+/// `isBackwardNode` `op_attributes::backward` (and the `op` label "backward" / "forward"); the
+/// contraction of transform/class_quotient.hpp turns them into devplace's own model (forward
+/// supernodes carrying the backward time), as `devplace partition` does by default for such files.
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -36,8 +40,11 @@ inline op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string
     a.fwd_ms = r.non_negative(r.field(n, "fpgaLatency", p), p + "/fpgaLatency");
     if (const auto* x = detail::reader::optional(n, "size")) a.fwd_mem_bytes = r.non_negative(*x, p + "/size");
     if (const auto* x = detail::reader::optional(n, "name")) a.name = r.string(*x, p + "/name");
-    if (const auto* x = detail::reader::optional(n, "isBackwardNode"))
-      a.op = r.boolean(*x, p + "/isBackwardNode") ? "backward" : "forward";
+    if (const auto* x = detail::reader::optional(n, "isBackwardNode")) {
+      a.backward = r.boolean(*x, p + "/isBackwardNode");
+      a.op = a.backward ? "backward" : "forward";
+    }
+    if (const auto* x = detail::reader::optional(n, "colorClass")) a.group = r.integer(*x, p + "/colorClass");
     if (const auto* x = detail::reader::optional(n, "supportedOnFpga")) (void)r.boolean(*x, p + "/supportedOnFpga");
     if (b.vertex_of_id(a.id) != b.num_ops()) r.fail(p + "/id", "duplicate node id " + std::to_string(a.id));
     b.add_op(std::move(a));
