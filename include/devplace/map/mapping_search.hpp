@@ -47,8 +47,9 @@ struct mapper_options {
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
   /// p2p with equal replica counts: per target, drop the devices of a stage on which no placement
   /// of its neighbours inside their own allowed devices meets the target, to a fixpoint
-  /// (needs `extra_pruning`)
-  bool domain_filtering = true;
+  /// (needs `extra_pruning`). Sound, but off: on the bench_mapper cases it removed nothing at the
+  /// targets searched (docs/mapping.md, "Algorithm 2")
+  bool domain_filtering = false;
   /// p2p with equal replica counts: after each placement, bound the copy's placed vertices with
   /// their unplaced neighbours on the fastest links to *free* devices, and count the free devices
   /// near the new one that no unplaced vertex can take within the target (needs `extra_pruning`)
@@ -386,7 +387,7 @@ class mapping_search {
     std::vector<std::uint64_t> reach;            // Warnsdorff: devices reachable within t (built-in models)
     bool reach_ready = false;
     std::vector<std::uint64_t> free_union;       // scratch of the counting check
-    std::vector<char> fresh_seen;                // scratch of the free-link checks
+    std::vector<std::size_t> free_cands;         // scratch of the free-link checks
     // the partial mapping
     std::vector<std::size_t> dev;
     std::vector<std::uint64_t> used;
@@ -737,7 +738,8 @@ class mapping_search {
   ///     completion then puts some vertex on a dead device, so its objective is at least the
   ///     least of those values (the pruning value).
   /// The devices examined are the free ones among the 2·deg + 2 fastest links out of d (those
-  /// whose free links d's placement took). O((S + K·V) · deg) per placement.
+  /// whose free links d's placement took); on each, the unplaced vertices of the started copies
+  /// and one copy not started. O(V + K · (started copies + 1) · S · deg) per placement.
   [[nodiscard]] bool p2p_free_links_suffice(search_state& st, std::size_t v, std::size_t d) const {
     if constexpr (std::is_same_v<C, p2p_cost>) {
       const auto& g = *g_;
@@ -767,23 +769,30 @@ class mapping_search {
       const std::size_t K = std::min<std::size_t>(ox.size(), 2 * max_deg + 2);
       std::size_t dead = 0;
       double dead_value = std::numeric_limits<double>::infinity();
-      // unplaced vertices with no placed neighbour have the same bound per stage: one each
-      std::vector<char>& fresh_seen = st.fresh_seen;
+      // The vertices to try on each device: every unplaced vertex of a started copy, and of the
+      // copies not started (all alike: nothing of theirs is placed) the first one's. O(V) once.
+      auto& cand = st.free_cands;
+      cand.clear();
+      std::size_t unstarted = unplaced;
+      for (std::size_t rr = 0; rr < g.replicas(); ++rr) {
+        bool started = false;
+        for (std::size_t s2 = 0; s2 < S && !started; ++s2) started = st.dev[g.vertex(s2, rr)] != unplaced;
+        if (!started) {
+          if (unstarted == unplaced) unstarted = rr;
+          continue;
+        }
+        for (std::size_t s2 = 0; s2 < S; ++s2)
+          if (st.dev[g.vertex(s2, rr)] == unplaced) cand.push_back(g.vertex(s2, rr));
+      }
+      if (unstarted != unplaced)
+        for (std::size_t s2 = 0; s2 < S; ++s2) cand.push_back(g.vertex(s2, unstarted));
       for (std::size_t k = 0; k < K; ++k) {
         const std::size_t f = ox[k];
         if (is_used(st, f)) continue;
-        fresh_seen.assign(S, 0);
         bool alive = false;
         double least = std::numeric_limits<double>::infinity();
-        for (std::size_t u = 0; u < V_ && !alive; ++u) {
-          if (st.dev[u] != unplaced) continue;
-          const std::size_t su = g.stage_of_vertex(u), ru = g.replica_of_vertex(u);
-          bool fresh = true;
-          for (auto t2 : g.neighbours(su)) fresh = fresh && st.dev[g.vertex(t2, ru)] == unplaced;
-          if (fresh) {
-            if (fresh_seen[su]) continue;
-            fresh_seen[su] = 1;
-          }
+        for (std::size_t ci = 0; ci < cand.size() && !alive; ++ci) {
+          const std::size_t u = cand[ci];
           const double b = table_(u, f);
           const double y = b > st.t ? b : std::max(b, p2p_free_bound(st, u, f));
           if (y <= st.t) alive = true;
