@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <list>
 #include <memory>
@@ -737,7 +738,7 @@ class mapping_search {
   ///     is dead when every unplaced vertex u has max(b(u, f), free-link bound of u on f) > t; a
   ///     completion then puts some vertex on a dead device, so its objective is at least the
   ///     least of those values (the pruning value).
-  /// The devices examined are the free ones among the 2·deg + 2 fastest links out of d (those
+  /// The devices examined are the free ones among the min(2·deg + 2, 8) fastest links out of d (those
   /// whose free links d's placement took); on each, the unplaced vertices of the started copies
   /// and one copy not started. O(V + K · (started copies + 1) · S · deg) per placement.
   [[nodiscard]] bool p2p_free_links_suffice(search_state& st, std::size_t v, std::size_t d) const {
@@ -766,7 +767,7 @@ class mapping_search {
       std::size_t max_deg = 0;
       for (std::size_t s2 = 0; s2 < S; ++s2) max_deg = std::max(max_deg, g.neighbours(s2).size());
       const auto ox = L_->out_sorted_devices(d);
-      const std::size_t K = std::min<std::size_t>(ox.size(), 2 * max_deg + 2);
+      const std::size_t K = std::min<std::size_t>({ox.size(), 2 * max_deg + 2, 8});
       std::size_t dead = 0;
       double dead_value = std::numeric_limits<double>::infinity();
       // The vertices to try on each device: every unplaced vertex of a started copy, and of the
