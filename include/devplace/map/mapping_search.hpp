@@ -763,7 +763,7 @@ class mapping_search {
       free -= W_ * 64 - D_;
       for (std::size_t k = 0; k < st.left.size(); ++k) unplaced_left += st.left[k];
       if (unplaced_left == 0) return true;
-      const std::size_t spare = free - unplaced_left;
+      const std::size_t spare = free > unplaced_left ? free - unplaced_left : 0;
       std::size_t max_deg = 0;
       for (std::size_t s2 = 0; s2 < S; ++s2) max_deg = std::max(max_deg, g.neighbours(s2).size());
       const auto ox = L_->out_sorted_devices(d);
