@@ -275,6 +275,55 @@ TEST_CASE("mapping_search: a failed target certifies a lower bound above it") {
   }
 }
 
+TEST_CASE("mapping_search: p2p domain filtering and free-link pruning keep every target exact against brute force") {
+  // Each target is answered with and without the two p2p prunings; the brute-force optimum decides
+  // which answer is right, and a failed search's certified bound must lie in (t, opt].
+  std::mt19937_64 rng(47);
+  std::uint64_t nodes_on = 0, nodes_off = 0;
+  std::size_t infeasible_targets = 0;
+  for (int it = 0; it < 160; ++it) {
+    const std::size_t D = 3 + rng() % 6;  // 3..8
+    auto [S, R] = random_shape(rng, D);
+    if (it % 2 == 0) {  // every device used: the dead-device count has no spare device
+      S = 1 + rng() % D;
+      while (D % S != 0) --S;
+      R = D / S;
+      if (S * R < 2) continue;
+    }
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const double opt = brute_force(g, L, p2p_cost{});
+    const mapping_search<p2p_cost> on(g, L, p2p_cost{}, {.domain_filtering = true, .free_link_pruning = true});
+    const mapping_search<p2p_cost> off(g, L, p2p_cost{}, {.domain_filtering = false, .free_link_pruning = false});
+    std::uniform_real_distribution<double> frac(0.5, 1.3);
+    std::vector<double> targets{opt, opt * (1 - 1e-6), on.initial_lower_bound()};
+    for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
+    for (const double t : targets) {
+      CAPTURE(it);
+      CAPTURE(t);
+      CAPTURE(opt);
+      const bool feasible = opt <= t;
+      const auto a = on.search(t), b = off.search(t);
+      CHECK(a.completed);
+      CHECK(b.completed);
+      CHECK(a.found == feasible);
+      CHECK(b.found == feasible);
+      if (a.found) {
+        CHECK(a.objective_ms <= t);
+        CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
+      } else {
+        CHECK(a.next_lower_bound_ms > t);
+        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
+        nodes_on += a.nodes, nodes_off += b.nodes, ++infeasible_targets;
+      }
+    }
+  }
+  CHECK(infeasible_targets > 100);
+  CHECK(nodes_on < nodes_off);  // the prunings do cut the trees of infeasible targets
+  MESSAGE("infeasible targets: " << infeasible_targets << ", nodes with the prunings " << nodes_on << ", without "
+                                 << nodes_off);
+}
+
 TEST_CASE("mapper: rejects more stage replicas than devices") {
   const stage_graph g(3, {1, 1}, {0, 0}, {{0, 1}, {1, 0}});
   CHECK_THROWS_AS((void)map_devices(g, two_level(1, 4), {}), std::invalid_argument);

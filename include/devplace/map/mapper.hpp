@@ -15,7 +15,10 @@
 ///   * sound extra pruning (`extra_pruning`, on by default): partial sums are lower bounds
 ///     (`model.bound`), devices whose per-device bound b(v, d) exceeds t are never tried, and a
 ///     counting (Hall) check over the groups of vertices with equal device sets prunes when the
-///     free devices cannot host the vertices still to place;
+///     free devices cannot host the vertices still to place; under p2p (`free_link_pruning`) the
+///     placed vertices of the current copy are bounded with their open neighbours on free devices
+///     only, and free devices near the last placement that no unplaced vertex can take within t
+///     ("dead") prune once they outnumber the spare devices;
 ///   * value ordering: candidates by their resulting time, fastest first;
 ///   * symmetry breaking (`symmetry_breaking`, on by default), as lex-leader constraints over the
 ///     mapping order: replica copies ordered by the device of their first vertex (p2p); each ring

@@ -22,6 +22,15 @@ struct mapper_options {
   bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
   bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
+  /// p2p with equal replica counts: per target, drop the devices of a stage on which no placement
+  /// of its neighbours inside their own allowed devices meets the target, to a fixpoint
+  /// (needs `extra_pruning`). Sound, but off: on the bench_mapper cases it removed nothing at the
+  /// targets searched (docs/mapping.md, "Algorithm 2")
+  bool domain_filtering = false;
+  /// p2p with equal replica counts: after each placement, bound the copy's placed vertices with
+  /// their unplaced neighbours on the fastest links to *free* devices, and count the free devices
+  /// near the new one that no unplaced vertex can take within the target (needs `extra_pruning`)
+  bool free_link_pruning = true;
   std::uint64_t seed = 1;                     ///< random baseline map
   /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
   /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.

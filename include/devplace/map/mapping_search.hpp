@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <list>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/mapper_options.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -333,7 +335,12 @@ class mapping_search {
   using search_state = detail::mapping_search_state;
 
   /// The allowed devices of every vertex at target t, and the groups of equal allowed sets.
-  void init_allowed_devices(search_state& st) const { detail::assign_allowed_devices(st, table_, V_, D_, W_, opt_.extra_pruning); }
+  void init_allowed_devices(search_state& st) const {
+    detail::compute_allowed_devices(st, table_, V_, D_, W_, opt_.extra_pruning);
+    if constexpr (std::is_same_v<C, p2p_cost>)
+      if (opt_.extra_pruning && opt_.domain_filtering) detail::filter_p2p_domains(st, *g_, *L_, table_, D_, W_);
+    detail::group_allowed_devices(st, V_, W_);
+  }
 
   static constexpr bool builtin_model = std::is_same_v<C, allreduce_cost> || std::is_same_v<C, p2p_cost>;
 
@@ -473,6 +480,9 @@ class mapping_search {
         }
       }
     if (ok && opt_.extra_pruning && !detail::free_devices_suffice(st, W_)) ok = false;
+    if constexpr (std::is_same_v<C, p2p_cost>)
+      if (ok && opt_.extra_pruning && opt_.free_link_pruning && !detail::p2p_free_links_suffice(st, *g_, *L_, table_, D_, W_, v, d))
+        ok = false;
     if (!ok) st.release(v, st.group[v]);
     return ok;
   }

@@ -43,6 +43,7 @@ struct mapping_search_state {
   std::vector<std::uint64_t> reach;            // Warnsdorff: devices reachable within t (built-in models)
   bool reach_ready = false;
   std::vector<std::uint64_t> free_union;       // scratch of the counting check
+  std::vector<std::size_t> free_cands;         // scratch of the free-link checks
   // the partial mapping
   std::vector<std::size_t> dev;
   std::vector<std::uint64_t> used;
@@ -72,9 +73,9 @@ struct mapping_search_state {
 };
 
 /// The allowed devices of every vertex at target `st.t` (every device when `extra_pruning` is
-/// off), and the groups of equal allowed sets, fewest devices first.
-inline void assign_allowed_devices(mapping_search_state& st, const device_bound_table& table, std::size_t vertices,
-                                   std::size_t devices, std::size_t words, bool extra_pruning) {
+/// off), and for every vertex the smallest bound above the target.
+inline void compute_allowed_devices(mapping_search_state& st, const device_bound_table& table, std::size_t vertices,
+                                    std::size_t devices, std::size_t words, bool extra_pruning) {
   const std::size_t V = vertices, D = devices, W = words;
   st.allowed.assign(V * W, 0);
   st.above.assign(V, std::numeric_limits<double>::infinity());
@@ -84,6 +85,12 @@ inline void assign_allowed_devices(mapping_search_state& st, const device_bound_
       if (!extra_pruning || b <= st.t) st.allowed[v * W + d / 64] |= std::uint64_t{1} << (d % 64);
       else st.above[v] = std::min(st.above[v], b);
     }
+}
+
+/// Groups the vertices by equal allowed sets (after `compute_allowed_devices` and any filtering),
+/// fewest allowed devices first.
+inline void group_allowed_devices(mapping_search_state& st, std::size_t vertices, std::size_t words) {
+  const std::size_t V = vertices, W = words;
   st.group.assign(V, unplaced);
   auto same_set = [&](std::size_t v, std::size_t u) {
     return std::equal(st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W),
