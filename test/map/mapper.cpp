@@ -10,6 +10,7 @@
 
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
+#include "support/checks.hpp"
 
 using namespace devplace;
 using devplace::test::brute_force;
@@ -17,19 +18,6 @@ using devplace::test::random_stage_graph;
 using devplace::test::random_topology;
 
 namespace {
-
-void check_valid(const stage_graph& g, std::size_t D, const mapping_result& r) {
-  REQUIRE(r.device_of.size() == g.stages());
-  std::set<std::size_t> used;
-  for (const auto& row : r.device_of) {
-    REQUIRE(row.size() == g.replicas());
-    for (auto d : row) {
-      CHECK(d < D);
-      used.insert(d);
-    }
-  }
-  CHECK(used.size() == g.vertices());
-}
 
 // (S, R) shapes with S·R ≤ D.
 std::pair<std::size_t, std::size_t> random_shape(std::mt19937_64& rng, std::size_t D) {
@@ -49,7 +37,7 @@ void property_round(std::mt19937_64& rng, std::size_t D, test::topo_kind kind, c
   const double opt = brute_force(g, L, model);
   const auto r = map_devices(g, L, model, o);
   INFO("D=" << D << " S=" << S << " R=" << R << " kind=" << int(kind) << " model=" << model.name());
-  check_valid(g, D, r);
+  test::check_valid_mapping(g, D, r);
   CHECK(r.status == status::optimal);
   CHECK(r.optimal);
   CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
@@ -118,7 +106,7 @@ TEST_CASE("mapper: cost_choice::combined starts from the p2p and allreduce optim
     std::vector<std::size_t> best;
     const double opt = brute_force(g, L, model, &best);
     const auto r = map_devices(g, L, {.cost = cost_choice::combined, .threads = 1, .micro_batches = MB});
-    check_valid(g, D, r);
+    test::check_valid_mapping(g, D, r);
     CHECK(r.cost == "combined");
     CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
     // the initial incumbent is at least as good as both optima of the other models (the ensemble)
@@ -231,7 +219,7 @@ TEST_CASE("mapper: optimal only when proved, a timeout leaves the best mapping f
     CHECK(r.status == status::time_limit);
     CHECK_FALSE(r.optimal);
     CHECK(r.lower_bound_ms < r.objective_ms);
-    check_valid(g, 64, r);
+    test::check_valid_mapping(g, 64, r);
     CHECK(r.objective_ms <= r.initial_upper_bound_ms);
     CHECK(r.objective_ms == doctest::Approx(evaluate(g, topo, r.device_of, c).objective_ms).epsilon(1e-12));
   }

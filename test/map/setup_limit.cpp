@@ -12,6 +12,7 @@
 #include "devplace/map/mapper.hpp"
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
+#include "support/checks.hpp"
 
 using namespace devplace;
 
@@ -31,19 +32,6 @@ struct setup_limit_rowwise {
     return inner.bound(g, L, dev, v);
   }
 };
-
-void setup_limit_check_valid(const stage_graph& g, std::size_t D, const mapping_result& r) {
-  REQUIRE(r.device_of.size() == g.stages());
-  std::set<std::size_t> used;
-  for (const auto& row : r.device_of) {
-    REQUIRE(row.size() == g.replicas());
-    for (auto d : row) {
-      CHECK(d < D);
-      used.insert(d);
-    }
-  }
-  CHECK(used.size() == g.vertices());
-}
 
 /// The best of the CS, p2p and random (seed 1) maps, evaluated independently of the mapper.
 template <class C>
@@ -65,7 +53,7 @@ void setup_limit_round(std::mt19937_64& rng, const C& model) {
   // A limit of 0: the deadline has passed before the set-up starts.
   const auto r = map_devices(g, L, model, {.threads = 2, .timeout_s = 0});
   INFO("D=" << D << " S=" << S << " R=" << R << " model=" << model.name());
-  setup_limit_check_valid(g, D, r);
+  test::check_valid_mapping(g, D, r);
   CHECK(r.objective_ms == doctest::Approx(evaluate(g, L, r.device_of, model).objective_ms).epsilon(1e-12));
   CHECK(r.objective_ms == setup_limit_best_baseline(g, L, model));  // the incumbent is the best baseline
   CHECK(r.lower_bound_ms == 0);  // nothing proved: the bound table was never built
@@ -120,7 +108,7 @@ TEST_CASE("mapper: 1,024 devices under a short time limit: a valid mapping no wo
   for (auto c : {cost_choice::p2p, cost_choice::allreduce}) {
     const auto r = map_devices(g, L, {.cost = c, .threads = 2, .timeout_s = 0.3});
     CAPTURE(to_string(c));
-    setup_limit_check_valid(g, 1024, r);
+    test::check_valid_mapping(g, 1024, r);
     const double best = c == cost_choice::p2p ? setup_limit_best_baseline(g, L, p2p_cost{})
                                               : setup_limit_best_baseline(g, L, allreduce_cost{});
     CHECK(r.objective_ms <= best);

@@ -10,6 +10,7 @@
 
 #include "devplace/partition/pipeline_dp.hpp"
 #include "support/random_dag.hpp"
+#include "support/checks.hpp"
 
 using namespace devplace;
 
@@ -54,20 +55,7 @@ double gdp_oracle_cost(const op_graph& g, const std::vector<std::size_t>& sigma,
 // Brute force over every labelling V -> {0..S-1} and every vector of S counts ≥ 1 summing to D.
 double gdp_brute_force(const op_graph& g, const general_partition_options& o) {
   const std::size_t n = g.num_vertices(), S = o.stages, D = o.devices;
-  std::vector<std::vector<std::size_t>> vectors;
-  std::vector<std::size_t> reps(S, 1);
-  auto compose = [&](auto&& self, std::size_t k, std::size_t left) -> void {
-    if (k + 1 == S) {
-      reps[k] = left;
-      vectors.push_back(reps);
-      return;
-    }
-    for (std::size_t r = 1; r + (S - k - 1) <= left; ++r) {
-      reps[k] = r;
-      self(self, k + 1, left - r);
-    }
-  };
-  compose(compose, 0, D);
+  const auto vectors = test::replica_compositions(S, D);
   std::vector<std::size_t> sigma(n, 0);
   double best = std::numeric_limits<double>::infinity();
   for (;;) {

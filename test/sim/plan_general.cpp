@@ -15,6 +15,7 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/topology/generators.hpp"
+#include "support/checks.hpp"
 
 using namespace devplace;
 
@@ -28,20 +29,7 @@ op_graph pgen_graph(const std::string& path) { return io::read_graph_json(std::s
 // memory budget (eq. 14).
 double pgen_brute_force(const op_graph& g, std::size_t S, std::size_t D, const stage_cost_options& o) {
   const std::size_t n = g.num_vertices();
-  std::vector<std::vector<std::size_t>> vectors;
-  std::vector<std::size_t> reps(S, 1);
-  auto compose = [&](auto&& self, std::size_t k, std::size_t left) -> void {
-    if (k + 1 == S) {
-      reps[k] = left;
-      vectors.push_back(reps);
-      return;
-    }
-    for (std::size_t r = 1; r + (S - k - 1) <= left; ++r) {
-      reps[k] = r;
-      self(self, k + 1, left - r);
-    }
-  };
-  compose(compose, 0, D);
+  const auto vectors = test::replica_compositions(S, D);
   std::vector<std::size_t> sigma(n, 0);
   double best = std::numeric_limits<double>::infinity();
   for (;;) {

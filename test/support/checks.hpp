@@ -1,0 +1,49 @@
+#pragma once
+// Small oracle helpers shared by several test areas.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <set>
+#include <vector>
+
+#include "devplace/map/mapper.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::test {
+
+/// Every vector of S positive replica counts summing to D (the compositions of D into S parts),
+/// in lexicographic order: the replica vectors a brute force over the general DP J(2) tries.
+inline std::vector<std::vector<std::size_t>> replica_compositions(std::size_t S, std::size_t D) {
+  std::vector<std::vector<std::size_t>> out;
+  if (S == 0 || D < S) return out;
+  std::vector<std::size_t> reps(S, 1);
+  auto compose = [&](auto&& self, std::size_t k, std::size_t left) -> void {
+    if (k + 1 == S) {
+      reps[k] = left;
+      out.push_back(reps);
+      return;
+    }
+    for (std::size_t r = 1; r + (S - k - 1) <= left; ++r) {
+      reps[k] = r;
+      self(self, k + 1, left - r);
+    }
+  };
+  compose(compose, 0, D);
+  return out;
+}
+
+/// A mapping result places every replica of every stage on its own device below D.
+inline void check_valid_mapping(const stage_graph& g, std::size_t D, const mapping_result& r) {
+  REQUIRE(r.device_of.size() == g.stages());
+  std::set<std::size_t> used;
+  for (const auto& row : r.device_of) {
+    REQUIRE(row.size() == g.replicas());
+    for (auto d : row) {
+      CHECK(d < D);
+      used.insert(d);
+    }
+  }
+  CHECK(used.size() == g.vertices());
+}
+
+}  // namespace devplace::test
