@@ -84,6 +84,22 @@ TEST_CASE("plan JSON: rejected inputs name the pointer and the reason") {
         "p.json: /stages: expected an integer >= 1");
 }
 
+TEST_CASE("fuzz finding: a plan with 55,555,555,552 stages is an error, not a 444 GB allocation") {
+  // fuzz_plan_json (fast build, 10^6-execution run): the reader accepted the stage count and
+  // replicas_per_stage then allocated one entry per stage. S is now checked against stage_of,
+  // and R against max_plan_replicas, before anything is sized by them.
+  const std::string crash = R"({"format": "devplace.plan/1", "graph": "residual", "stages": 55555555552, "replicas": 1, "stage_of": [0, 0, 0, 1]})";
+  CHECK(plan_error_of(crash) == "p.json: /stages: 55555555552 stages for 4 operators in stage_of (every stage holds at least one operator)");
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 2, "replicas": 1, "stage_of": [0]})") ==
+        "p.json: /stages: 2 stages for 1 operators in stage_of (every stage holds at least one operator)");
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 1, "replicas": 1099511627776, "stage_of": [0]})") ==
+        "p.json: /replicas: 1099511627776 replicas: more than 1048576");
+  // The limits themselves are accepted.
+  const auto p = io::read_plan_json_text(R"({"format": "devplace.plan/1", "stages": 2, "replicas": 1048576, "stage_of": [0, 1]})", "p.json");
+  CHECK(p.stages == 2);
+  CHECK(replicas_per_stage(p) == std::vector<std::size_t>{1048576, 1048576});
+}
+
 TEST_CASE("plan JSON: per-stage replica counts (a general-DP plan) round-trip and are checked") {
   plan p;
   p.graph = "chain";

@@ -20,6 +20,9 @@
 namespace devplace::io {
 
 inline constexpr const char* plan_format = "devplace.plan/1";
+/// The most replicas per stage a plan file may ask for (2^20: far above any topology's device
+/// count; a larger number is a corrupt file, not a plan).
+inline constexpr std::size_t max_plan_replicas = std::size_t{1} << 20;
 
 inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, const op_graph* g = nullptr) {
   const detail::reader r(file);
@@ -32,6 +35,14 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
   p.replicas = static_cast<std::size_t>(r.count(r.field(doc, "replicas", ""), "/replicas"));
   if (p.stages == 0) r.fail("/stages", "expected an integer >= 1");
   if (p.replicas == 0) r.fail("/replicas", "expected an integer >= 1");
+  // Every stage holds an operator, so S is at most the length of stage_of; checked before
+  // anything sized by S (or R) is built, so that a huge count is a message, not an allocation.
+  const auto& so = r.array(r.field(doc, "stage_of", ""), "/stage_of");
+  if (p.stages > so.size())
+    r.fail("/stages", std::to_string(p.stages) + " stages for " + std::to_string(so.size()) +
+                          " operators in stage_of (every stage holds at least one operator)");
+  if (p.replicas > max_plan_replicas)
+    r.fail("/replicas", std::to_string(p.replicas) + " replicas: more than " + std::to_string(max_plan_replicas));
   if (const auto* x = detail::reader::optional(doc, "stage_replicas")) {
     // Per-stage replica counts (a general-DP plan): S counts >= 1, the largest equal to `replicas`.
     const auto& a = r.array(*x, "/stage_replicas");
@@ -53,7 +64,6 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     p.micro_batches = static_cast<std::size_t>(r.count(*x, "/micro_batches"));
     if (p.micro_batches == 0) r.fail("/micro_batches", "expected an integer >= 1");
   }
-  const auto& so = r.array(r.field(doc, "stage_of", ""), "/stage_of");
   for (std::size_t k = 0; k < so.size(); ++k) {
     const auto s = r.count(so[k], detail::child("/stage_of", k));
     if (s >= p.stages)
