@@ -21,6 +21,9 @@ struct mapper_options {
   bool symmetry_breaking = true;
   bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
   bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)
+  /// allreduce: raise the initial bound to the ring-component bound (map/ring_bound.hpp): a ring
+  /// lies in one component of the links fast enough for it, and the rings share the components
+  bool ring_component_bound = true;
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
   /// p2p with equal replica counts: per target, drop the devices of a stage on which no placement
   /// of its neighbours inside their own allowed devices meets the target, to a fixpoint

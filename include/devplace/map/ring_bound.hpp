@@ -1,0 +1,346 @@
+#pragma once
+/// \file map/ring_bound.hpp
+/// The ring-component lower bound of the allreduce model (issue 16).
+///
+/// Under `allreduce_cost` stage s costs c(s) + max over its ring's links of T(a, b, x_s), where
+/// x_s = `allreduce_bytes(s)`. At a target t, the links a ring of s may use are those with
+/// c(s) + x_s · w(a, b) ≤ t (w: ms per byte; the latency term is dropped, which only adds links),
+/// so the R_s devices of the ring lie in one connected component of that link graph G_s(t), and
+/// when every ring has R ≥ 3 devices, in one component of its 2-core (a cycle's vertices all have
+/// two neighbours on it). The graphs of all stages are prefixes of one list of links sorted by
+/// min(w(a, b), w(b, a)), so their components form a laminar family (a tree): a mapping at t
+/// assigns every stage to a component of its own graph with the devices of each component
+/// shared by the stages inside it. `ring_component_lower_bound` decides that necessary condition
+/// by a max flow over the tree (stage → component → ... → all devices; a component of n
+/// devices holds ⌊n / R⌋ rings when all stages have R replicas, n devices otherwise) and searches
+/// the smallest t at which it holds: the next value above the largest t proved infeasible at
+/// which some stage's graph gains a link. Every mapping at its own objective satisfies the
+/// condition, and the condition is monotone in t, so the result never exceeds the optimum.
+///
+/// What it sees that the per-device bounds (eq. 11, `assignment_lower_bound`) do not: a ring
+/// larger than a node must cross the slow links between nodes, and rings compete for the nodes.
+/// Complexity: O(D² log D) to sort the links, then per test O(S · (D² + D)) for the prefixes, cores
+/// and components plus a max flow over O(S · D) edges; about 60 tests.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace {
+
+namespace detail {
+
+/// Disjoint sets, path halving and union by size.
+struct disjoint_sets {
+  std::vector<std::size_t> parent, size;
+  explicit disjoint_sets(std::size_t n) : parent(n), size(n, 1) { std::iota(parent.begin(), parent.end(), std::size_t{0}); }
+  std::size_t find(std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(std::size_t a, std::size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (size[a] < size[b]) std::swap(a, b);
+    parent[b] = a;
+    size[a] += size[b];
+  }
+};
+
+/// Dinic's maximum flow on a small graph with integer capacities.
+class small_max_flow {
+ public:
+  explicit small_max_flow(std::size_t n) : head_(n, none), level_(n), it_(n) {}
+  void add_edge(std::size_t u, std::size_t v, std::size_t cap) {
+    edges_.push_back({v, head_[u], cap});
+    head_[u] = edges_.size() - 1;
+    edges_.push_back({u, head_[v], 0});
+    head_[v] = edges_.size() - 1;
+  }
+  std::size_t run(std::size_t s, std::size_t t) {
+    std::size_t flow = 0;
+    while (bfs(s, t)) {
+      it_ = head_;
+      while (const std::size_t f = dfs(s, t, std::numeric_limits<std::size_t>::max())) flow += f;
+    }
+    return flow;
+  }
+
+ private:
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  struct edge {
+    std::size_t to, next, cap;
+  };
+  bool bfs(std::size_t s, std::size_t t) {
+    std::fill(level_.begin(), level_.end(), none);
+    std::vector<std::size_t> queue{s};
+    level_[s] = 0;
+    for (std::size_t i = 0; i < queue.size(); ++i)
+      for (std::size_t e = head_[queue[i]]; e != none; e = edges_[e].next)
+        if (edges_[e].cap > 0 && level_[edges_[e].to] == none) {
+          level_[edges_[e].to] = level_[queue[i]] + 1;
+          queue.push_back(edges_[e].to);
+        }
+    return level_[t] != none;
+  }
+  std::size_t dfs(std::size_t u, std::size_t t, std::size_t f) {  // depth ≤ stages + 4
+    if (u == t) return f;
+    for (std::size_t& e = it_[u]; e != none; e = edges_[e].next) {
+      const std::size_t v = edges_[e].to;
+      if (edges_[e].cap == 0 || level_[v] != level_[u] + 1) continue;
+      if (const std::size_t got = dfs(v, t, std::min(f, edges_[e].cap)); got > 0) {
+        edges_[e].cap -= got;
+        edges_[e ^ 1].cap += got;
+        return got;
+      }
+    }
+    return 0;
+  }
+  std::vector<edge> edges_;
+  std::vector<std::size_t> head_, level_, it_;
+};
+
+/// The ring-component condition of `ring_component_lower_bound` at targets t.
+class ring_component_test {
+ public:
+  /// Stage s costs at least offset_ms[s] + ring_ms(s) / divisor.
+  ring_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double divisor)
+      : D_(L.devices()), divisor_(divisor) {
+    const std::size_t S = g.stages();
+    unit_ = g.uniform_replicas();
+    bool all_rings_3 = true;
+    for (std::size_t s = 0; s < S; ++s) {
+      const double c = offset_ms[s];
+      compute_max_ = std::max(compute_max_, c);
+      if (g.replicas(s) >= 2 && g.allreduce_bytes(s) > 0) {
+        rings_.push_back({c, g.allreduce_bytes(s), g.replicas(s)});
+        all_rings_3 = all_rings_3 && g.replicas(s) >= 3;
+      } else {
+        free_demand_ += unit_ ? 1 : g.replicas(s);
+      }
+    }
+    replicas_ = S > 0 ? g.replicas(0) : 1;
+    core_ = all_rings_3;
+    for (std::size_t a = 0; a < D_; ++a)
+      for (std::size_t b = a + 1; b < D_; ++b)
+        links_.push_back({std::min(L.ms_per_byte(a, b), L.ms_per_byte(b, a)), static_cast<std::uint32_t>(a),
+                          static_cast<std::uint32_t>(b)});
+    std::sort(links_.begin(), links_.end(), [](const link& p, const link& q) { return p.w < q.w; });
+  }
+
+  [[nodiscard]] bool has_rings() const noexcept { return !rings_.empty(); }
+  /// max_s c(s): no mapping is faster.
+  [[nodiscard]] double compute_max() const noexcept { return compute_max_; }
+  /// Any t at which every stage's graph holds every link (the condition then holds).
+  [[nodiscard]] double all_links() const noexcept {
+    double t = compute_max_;
+    const double w = links_.empty() ? 0.0 : links_.back().w;
+    for (const auto& r : rings_) t = std::max(t, at(r, w));
+    return t;
+  }
+
+  /// The smallest value above t at which some stage's graph gains a link (+inf: none).
+  [[nodiscard]] double next_event(double t) const {
+    double next = std::numeric_limits<double>::infinity();
+    for (const auto& r : rings_) {
+      const std::size_t k = prefix(r, t);
+      if (k < links_.size()) next = std::min(next, at(r, links_[k].w));
+    }
+    return next;
+  }
+
+  /// Whether every stage can take a component of its graph at t with enough devices.
+  [[nodiscard]] bool holds(double t) const {
+    if (t < compute_max_) return false;
+    // Stages in order of their prefixes (nested graphs).
+    std::vector<std::size_t> order(rings_.size()), pre(rings_.size());
+    for (std::size_t i = 0; i < rings_.size(); ++i) pre[i] = prefix(rings_[i], t);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pre[a] < pre[b]; });
+
+    // Tree nodes: per level (ring stage in `order`), its components; then the root.
+    std::vector<std::size_t> node_size, node_parent, label(D_), next_label(D_);
+    std::vector<std::vector<std::size_t>> level_nodes(order.size());
+    std::vector<std::vector<std::size_t>> adj(core_ ? D_ : 0);
+    disjoint_sets ds(D_);
+    std::size_t added = 0;
+    std::vector<std::size_t> prev_label;  // device -> node at the previous level (none when not in a core)
+    constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      for (; added < pre[order[k]]; ++added) {
+        const auto& e = links_[added];
+        if (core_) {
+          adj[e.a].push_back(e.b);
+          adj[e.b].push_back(e.a);
+        } else {
+          ds.unite(e.a, e.b);
+        }
+      }
+      std::fill(label.begin(), label.end(), none);
+      if (core_) {
+        components_of_core(adj, label);
+      } else {
+        for (std::size_t d = 0; d < D_; ++d) label[d] = ds.find(d);
+      }
+      // label[d]: a representative (or none); number the components of this level.
+      std::fill(next_label.begin(), next_label.end(), none);
+      for (std::size_t d = 0; d < D_; ++d) {
+        if (label[d] == none) continue;
+        std::size_t& id = next_label[label[d]];
+        if (id == none) {
+          id = node_size.size();
+          node_size.push_back(0);
+          node_parent.push_back(none);
+          level_nodes[k].push_back(id);
+        }
+        ++node_size[id];
+        if (!prev_label.empty() && prev_label[d] != none) node_parent[prev_label[d]] = id;
+      }
+      prev_label.assign(D_, none);
+      for (std::size_t d = 0; d < D_; ++d)
+        if (label[d] != none) prev_label[d] = next_label[label[d]];
+    }
+    const std::size_t root = node_size.size();
+    node_size.push_back(D_);
+    node_parent.push_back(none);
+    for (std::size_t i = 0; i < root; ++i)
+      if (node_parent[i] == none) node_parent[i] = root;
+
+    auto capacity = [&](std::size_t n) { return unit_ ? n / replicas_ : n; };
+    // Flow network: source, sink, one node per ring stage, the tree nodes.
+    const std::size_t src = 0, sink = 1, first_stage = 2, first_node = first_stage + order.size();
+    small_max_flow f(first_node + node_size.size());
+    std::size_t demand = free_demand_;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const auto& r = rings_[order[k]];
+      const std::size_t need = unit_ ? 1 : r.replicas;
+      demand += need;
+      f.add_edge(src, first_stage + k, need);
+      for (const std::size_t n : level_nodes[k])
+        if (node_size[n] >= r.replicas) f.add_edge(first_stage + k, first_node + n, need);
+    }
+    for (std::size_t n = 0; n < root; ++n) f.add_edge(first_node + n, first_node + node_parent[n], capacity(node_size[n]));
+    if (free_demand_ > 0) f.add_edge(src, first_node + root, free_demand_);
+    f.add_edge(first_node + root, sink, capacity(D_));
+    return f.run(src, sink) == demand;
+  }
+
+ private:
+  struct ring {
+    double compute, bytes;
+    std::size_t replicas;
+  };
+  struct link {
+    double w;
+    std::uint32_t a, b;
+  };
+
+  /// The stage's time bound with its ring's slowest link at w ms per byte (the same floating-point
+  /// operations as the model's time without latency, so monotone in w and never above it).
+  [[nodiscard]] double at(const ring& r, double w) const noexcept { return r.compute + r.bytes * w / divisor_; }
+
+  /// The links of stage r's graph at t: those with at(r, w) ≤ t (a prefix of `links_`).
+  [[nodiscard]] std::size_t prefix(const ring& r, double t) const {
+    return static_cast<std::size_t>(
+        std::partition_point(links_.begin(), links_.end(), [&](const link& e) { return at(r, e.w) <= t; }) -
+        links_.begin());
+  }
+
+  /// label[d] = a representative of d's component in the 2-core of the graph `adj`, or none.
+  void components_of_core(const std::vector<std::vector<std::size_t>>& adj, std::vector<std::size_t>& label) const {
+    constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> deg(D_), stack;
+    std::vector<char> gone(D_, 0);
+    for (std::size_t d = 0; d < D_; ++d) {
+      deg[d] = adj[d].size();
+      if (deg[d] < 2) {
+        gone[d] = 1;
+        stack.push_back(d);
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t d = stack.back();
+      stack.pop_back();
+      for (const std::size_t e : adj[d])
+        if (!gone[e] && --deg[e] < 2) {
+          gone[e] = 1;
+          stack.push_back(e);
+        }
+    }
+    for (std::size_t d = 0; d < D_; ++d) {
+      if (gone[d] || label[d] != none) continue;
+      label[d] = d;
+      stack.push_back(d);
+      while (!stack.empty()) {
+        const std::size_t u = stack.back();
+        stack.pop_back();
+        for (const std::size_t e : adj[u])
+          if (!gone[e] && label[e] == none) {
+            label[e] = d;
+            stack.push_back(e);
+          }
+      }
+    }
+  }
+
+  std::size_t D_;
+  double divisor_ = 1;
+  bool unit_ = true, core_ = true;
+  std::size_t replicas_ = 1, free_demand_ = 0;
+  double compute_max_ = 0;
+  std::vector<ring> rings_;
+  std::vector<link> links_;
+};
+
+}  // namespace detail
+
+/// The ring-component bound (file comment) of any model whose stage s costs at least
+/// offset_ms[s] + ring_ms(s) / divisor (ring_ms as in `allreduce_cost`): a lower bound of the
+/// objective of every mapping of `g` onto `L`, and at least `at_least` when that is one too.
+/// `combined_cost` is offset c(s) + the least p2p sends of s, divisor MB. Stops at `deadline`
+/// with the best bound proved so far. O(D² log D + 60 · S · (D² + flow)).
+[[nodiscard]] inline double ring_component_lower_bound(
+    const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double divisor, double at_least = 0,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  if (offset_ms.size() != g.stages())
+    throw std::invalid_argument("ring_component_lower_bound: one offset per stage is needed");
+  if (!(divisor >= 1) || !std::isfinite(divisor))
+    throw std::invalid_argument("ring_component_lower_bound: divisor must be a finite number >= 1");
+  if (g.vertices() > L.devices() || L.devices() < 2) return at_least;
+  const detail::ring_component_test test(g, L, offset_ms, divisor);
+  double lo = std::max(at_least, test.compute_max());
+  if (!test.has_rings() || test.holds(lo)) return lo;
+  double hi = test.all_links();
+  if (!test.holds(hi)) return lo;  // cannot happen when the vertices fit: every graph is complete
+  // Invariant: the condition fails at lo and holds at hi.
+  for (int it = 0; it < 100 && std::chrono::steady_clock::now() < deadline; ++it) {
+    const double next = test.next_event(lo);
+    if (next >= hi) break;
+    const double mid = std::max(next, lo + (hi - lo) / 2);
+    if (mid >= hi) break;
+    if (test.holds(mid)) hi = mid;
+    else lo = mid;
+  }
+  return std::max(lo, std::min(test.next_event(lo), hi));
+}
+
+/// The ring-component bound of `allreduce_cost`: offsets c(s), divisor 1.
+[[nodiscard]] inline double ring_component_lower_bound(
+    const stage_graph& g, const link_costs& L, double at_least = 0,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  std::vector<double> offset(g.stages());
+  for (std::size_t s = 0; s < g.stages(); ++s) offset[s] = g.replica_compute_ms(s);
+  return ring_component_lower_bound(g, L, offset, 1.0, at_least, deadline);
+}
+
+}  // namespace devplace
