@@ -91,18 +91,22 @@ class mapping_search {
     // Restarts that alternate two value orders with doubling node budgets: each run is a complete
     // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
     // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
+    // From the second cycle on, a third run per cycle perturbs the value order at random (seeded
+    // by the round: deterministic), which breaks the heavy tails of a fixed order.
     std::uint64_t budget = 4096;
     for (unsigned round = 0;; ++round) {
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
-      const bool warnsdorff = round % 2 == 1;
+      const unsigned kind = round % 3;
+      const bool warnsdorff = kind == 1;
       if (warnsdorff && !st.reach_ready && !init_reach(st, stop, deadline)) return total;
+      st.shuffle = kind == 2 ? 0x9E3779B97F4A7C15ull * (round + 1) : 0;
       auto r = dfs(st, stop, deadline, warnsdorff, last ? 0 : budget);
       total.nodes += r.nodes;
       if (r.completed || (stop && stop->load()) || clock::now() >= deadline) {
         r.nodes = total.nodes;
         return r;
       }
-      if (round % 2 == 1) budget *= 2;
+      if (kind == 2) budget *= 2;
     }
   }
 
@@ -476,7 +480,15 @@ class mapping_search {
       }
     }
     if (excluded) st.pruned_by(st.above[v]);
-    if (!fresh_[i]) std::sort(c.begin(), c.end());  // a fresh vertex: lowest free device first
+    if (st.shuffle) {  // a randomised restart: own times scaled by factors in [1, 2)
+      for (auto& [key, x, d] : c) {
+        st.shuffle ^= st.shuffle << 13, st.shuffle ^= st.shuffle >> 7, st.shuffle ^= st.shuffle << 17;
+        key = x * (1.0 + static_cast<double>(st.shuffle >> 11) * 0x1.0p-53);
+      }
+      std::sort(c.begin(), c.end());
+    } else if (!fresh_[i]) {
+      std::sort(c.begin(), c.end());  // a fresh vertex: lowest free device first
+    }
   }
 
   /// Places vertex v of level i on d (its own value x) and checks every vertex the checking

@@ -33,6 +33,7 @@ struct mapping_candidate {
 struct mapping_search_state {
   double t = 0;
   bool warnsdorff = false;
+  std::uint64_t shuffle = 0;  ///< nonzero: the seed of a randomised value order (a restart)
   // per-target static data: the devices each vertex may take (b(v, d) ≤ t) and, for the others,
   // the smallest b(v, d) > t; vertices with equal device sets form groups
   std::vector<std::uint64_t> allowed;
