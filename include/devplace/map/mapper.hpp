@@ -108,6 +108,7 @@ struct mapping_result {
   std::uint64_t nodes_explored = 0;
   std::size_t searches = 0;                      ///< inner searches started
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
+  std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
   double time_s = 0;
   std::string cost;                              ///< the model's name
 
@@ -222,6 +223,7 @@ class bracket_search {
   void absorb(job& j, bool final) {
     if (j.error && !failure_) failure_ = j.error;
     res_.nodes_explored += j.out.nodes;
+    if (j.out.by_copy_cover) ++res_.searches_by_copy_cover;
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,7 @@
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/copy_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/mapper_options.hpp"
@@ -91,7 +93,20 @@ class mapping_search {
     // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
     // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
     std::uint64_t budget = 4096;
+    // The copy-cover search (when it applies) takes turns with the depth-first runs from the third
+    // on, with twice their node budget (its nodes are cheaper), until it answers or reaches
+    // its own limits: easy targets stay with the first two short runs.
+    bool cover_open = cover_.has_value();
     for (unsigned round = 0;; ++round) {
+      if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
+        const std::uint64_t cover_budget = opt_.restarts ? std::min(opt_.copy_cover_nodes, std::max<std::uint64_t>(2 * budget, 1u << 18)) : opt_.copy_cover_nodes;
+        switch (try_copy_cover(target, cover_budget, stop, deadline, total)) {
+          case cover_turn::answered: return total;
+          case cover_turn::again: break;
+          case cover_turn::given_up: cover_open = false; break;
+        }
+        if ((stop && stop->load()) || clock::now() >= deadline) return total;
+      }
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
       const bool warnsdorff = round % 2 == 1;
       if (warnsdorff && !st.reach_ready && !init_reach(st, stop, deadline)) return total;
@@ -106,6 +121,36 @@ class mapping_search {
   }
 
  private:
+  enum class cover_turn { answered, again, given_up };
+  /// The copy-cover search at `target` (mapper_options::copy_cover) with `budget` nodes: answered
+  /// (the answer in `total`), again (a larger budget may answer), or given up (its limits
+  /// reached). Its nodes are added to `total` either way.
+  cover_turn try_copy_cover(double target, std::uint64_t budget, const std::atomic<bool>* stop, clock::time_point deadline,
+                            target_search_result& total) const {
+    if (target >= cover_capped_at_->load(std::memory_order_relaxed)) return cover_turn::given_up;
+    auto c = cover_->solve(model_, table_, target, opt_.max_copy_embeddings, budget, *cover_cache_, stop, deadline);
+    total.nodes += c.nodes;
+    if (c.answer != detail::copy_cover_answer::kind::unknown) {
+      total.completed = total.by_copy_cover = true;
+      if (c.answer == detail::copy_cover_answer::kind::found) {
+        total.found = true;
+        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(c.dev)).objective_ms;
+        total.dev = std::move(c.dev);
+      } else {
+        total.next_lower_bound_ms = c.next_change;
+      }
+      return cover_turn::answered;
+    }
+    if (c.enumeration_capped && (c.embeddings_capped || budget >= opt_.copy_cover_nodes)) {
+      // the listing only grows with the target: skip it at this target and above
+      double cur = cover_capped_at_->load();
+      while (target < cur && !cover_capped_at_->compare_exchange_weak(cur, target)) {
+      }
+      return cover_turn::given_up;
+    }
+    return budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
+  }
+
   // ---------------------------------------------------------------- precomputation
   [[nodiscard]] bool expired() const { return clock::now() >= setup_deadline_; }
 
@@ -146,6 +191,9 @@ class mapping_search {
     }
     if (!make_order()) return false;
     make_checking_scheme();
+    if (expired()) return false;
+    if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_))
+      cover_.emplace(g, L, table_, deps_);
     if (expired()) return false;
     return make_symmetry();
   }
@@ -557,6 +605,12 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
+  std::optional<detail::copy_cover_search<C>> cover_;  // when the copy-cover search applies
+  /// The smallest target at which the copy-cover listing reached its limits (shared by copies)
+  std::shared_ptr<std::atomic<double>> cover_capped_at_ =
+      std::make_shared<std::atomic<double>>(std::numeric_limits<double>::infinity());
+  /// The copy-cover listing at the largest target listed so far (shared by copies)
+  std::shared_ptr<detail::copy_listing_cache> cover_cache_ = std::make_shared<detail::copy_listing_cache>();
 };
 
 }  // namespace devplace
