@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -223,6 +224,7 @@ class copy_cover_search {
       : g_(&g), L_(&L), S_(g.stages()), D_(L.devices()) {
     // copy 0's vertices in BFS order from the stage with the largest smallest per-device bound
     std::vector<char> seen(S_, 0);
+    std::vector<std::size_t> parent_stage(S_, S_);  // the stage the BFS reached it from
     auto pressure = [&](std::size_t s) {
       double m = std::numeric_limits<double>::infinity();
       for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table(g.vertex(s, 0), d));
@@ -240,7 +242,7 @@ class copy_cover_search {
       while (head < stages_.size()) {
         const std::size_t s = stages_[head++];
         for (auto t : g.neighbours(s))
-          if (!seen[t]) seen[t] = 1, stages_.push_back(t);
+          if (!seen[t]) seen[t] = 1, stages_.push_back(t), parent_stage[t] = s;
       }
     }
     std::vector<std::size_t> level(g.vertices(), S_);  // level of copy 0's vertices
@@ -258,6 +260,19 @@ class copy_cover_search {
         checks_[i].push_back({u, done <= i});
       }
     }
+    // p2p without latency: a vertex reached from a placed parent takes its devices in the order
+    // of the parent's outgoing links; the parent's checked value (its time or bound) is then
+    // nondecreasing along them (its other terms do not depend on the device), so the first
+    // device it rejects ends the level, its value a lower bound for every later one
+    parent_check_.assign(S_, unplaced);
+    if constexpr (std::is_same_v<C, p2p_cost>)
+      if (!L.has_latency() && D_ >= 2)
+        for (std::size_t i = 1; i < S_; ++i) {
+          if (parent_stage[stages_[i]] == S_) continue;
+          const std::size_t pv = g.vertex(parent_stage[stages_[i]], 0);
+          for (std::size_t k = 0; k < checks_[i].size(); ++k)
+            if (checks_[i][k].vertex == pv) parent_check_[i] = k;
+        }
     // the devices of each level by increasing per-device bound
     by_bound_.resize(S_ * D_);
     for (std::size_t i = 0; i < S_; ++i) {
@@ -358,12 +373,16 @@ class copy_cover_search {
         dev[v] = unplaced;
       }
       bool placed = false;
-      while (next[i] < D_) {
-        const std::size_t d = by_bound_[i * D_ + next[i]++];
+      const std::size_t pc = parent_check_[i];
+      const std::size_t parent = pc == unplaced ? unplaced : checks_[i][pc].vertex;
+      const std::size_t limit = pc == unplaced ? D_ : D_ - 1;
+      while (next[i] < limit) {
+        const std::size_t d = pc == unplaced ? by_bound_[i * D_ + next[i]++] : L.out_sorted_devices(dev[parent])[next[i]++];
         const double b = table(v, d);
-        if (b > t) {  // and every later device of the row
+        if (b > t) {
           pruned_by(b);
-          next[i] = D_;
+          if (pc != unplaced) continue;
+          next[i] = limit;  // and every later device of the row
           break;
         }
         if ((used[d / 64] >> (d % 64)) & 1u) continue;
@@ -375,14 +394,22 @@ class copy_cover_search {
           return false;
         }
         dev[v] = d;
-        bool ok = true;
-        for (const auto& [u, exact] : checks_[i]) {
-          const double y = exact ? static_cast<double>(model.time(g, L, dv, u)) : static_cast<double>(model.bound(g, L, dv, u));
+        if (pc != unplaced) {  // the parent's check first: its failure ends the level
+          const double y = checks_[i][pc].exact ? static_cast<double>(model.time(g, L, dv, parent))
+                                                : static_cast<double>(model.bound(g, L, dv, parent));
           if (y > t) {
             pruned_by(y);
-            ok = false;
+            dev[v] = unplaced;
+            next[i] = limit;
             break;
           }
+        }
+        bool ok = true;
+        for (std::size_t k = 0; k < checks_[i].size() && ok; ++k) {
+          if (k == pc) continue;
+          const auto& c = checks_[i][k];
+          const double y = c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+          if (y > t) pruned_by(y), ok = false;
         }
         if (!ok) {
           dev[v] = unplaced;
@@ -452,6 +479,7 @@ class copy_cover_search {
   std::size_t S_, D_;
   std::vector<std::size_t> stages_;
   std::vector<std::vector<check>> checks_;
+  std::vector<std::size_t> parent_check_;  // per level: the parent's entry of checks_, or unplaced
   std::vector<std::uint32_t> by_bound_;
 };
 
