@@ -178,7 +178,7 @@ TEST_CASE("mapping_search: the copy cover answers every target exactly against b
 
 TEST_CASE("mapper: with the copy cover answering, objective and status equal brute force") {
   std::mt19937_64 rng(64);
-  std::size_t by_cover = 0;
+  std::size_t by_cover = 0, by_dfs = 0;
   for (int it = 0; it < 120; ++it) {
     const std::size_t D = 4 + rng() % 5;
     const auto sr = copy_cover_test::shape(rng, D, it % 2 == 0);
@@ -186,7 +186,14 @@ TEST_CASE("mapper: with the copy cover answering, objective and status equal bru
     const auto g = test::random_stage_graph(rng, S, R);
     const link_costs L(test::random_topology(rng, D, test::all_topo_kinds[it % 4]));
     const double opt = test::brute_force(g, L, p2p_cost{});
-    const auto r = map_devices(g, L, p2p_cost{}, {.threads = 1 + unsigned(it % 2), .restarts = false});
+    // every third instance with limits the listing or the cover reach: the depth-first search
+    // answers those targets instead
+    mapper_options o{.threads = 1 + unsigned(it % 2), .restarts = false};
+    if (it % 3 == 2) {
+      o.max_copy_embeddings = 1 + rng() % 3;
+      o.copy_cover_nodes = 1 + rng() % 40;
+    }
+    const auto r = map_devices(g, L, p2p_cost{}, o);
     CAPTURE(it);
     CAPTURE(S);
     CAPTURE(R);
@@ -194,9 +201,11 @@ TEST_CASE("mapper: with the copy cover answering, objective and status equal bru
     CHECK(r.status == status::optimal);
     CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
     CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
-    by_cover += r.searches_by_copy_cover;
+    (it % 3 == 2 ? by_dfs : by_cover) += it % 3 == 2 ? r.searches - r.searches_by_copy_cover : r.searches_by_copy_cover;
   }
-  CHECK(by_cover > 100);
+  CHECK(by_cover > 50);
+  CHECK(by_dfs > 20);
+  MESSAGE("mapper targets answered by the copy cover: " << by_cover << ", by the depth-first search under tight limits: " << by_dfs);
 }
 
 TEST_CASE("mapper: an 8 x 8 mesh tiled by 16 T-shaped copies is proved optimal") {

@@ -7,6 +7,7 @@
 /// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
 /// mapping, the counting check) is in map/detail/search_state.hpp.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -94,15 +95,17 @@ class mapping_search {
     // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
     std::uint64_t budget = 4096;
     // The copy-cover search (when it applies) takes turns with the depth-first runs from the third
-    // on, with twice their node budget (its nodes are cheaper), until it answers or reaches
-    // its own limits: easy targets stay with the first two short runs.
+    // on, from 2^18 nodes, doubling each turn and at least twice their node budget (its nodes are
+    // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
+    // short runs.
     bool cover_open = cover_.has_value();
+    std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
-        const std::uint64_t cover_budget = opt_.restarts ? std::min(opt_.copy_cover_nodes, std::max<std::uint64_t>(2 * budget, 1u << 18)) : opt_.copy_cover_nodes;
+        cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
         switch (try_copy_cover(target, cover_budget, stop, deadline, total)) {
           case cover_turn::answered: return total;
-          case cover_turn::again: break;
+          case cover_turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
           case cover_turn::given_up: cover_open = false; break;
         }
         if ((stop && stop->load()) || clock::now() >= deadline) return total;
@@ -127,7 +130,12 @@ class mapping_search {
   /// reached). Its nodes are added to `total` either way.
   cover_turn try_copy_cover(double target, std::uint64_t budget, const std::atomic<bool>* stop, clock::time_point deadline,
                             target_search_result& total) const {
-    if (target >= cover_capped_at_->load(std::memory_order_relaxed)) return cover_turn::given_up;
+    // a listing stopped by its node budget at a target ≤ this one with at least this budget
+    // would stop here too: no work this turn, a larger budget next
+    const std::size_t level = static_cast<std::size_t>(std::bit_width(budget));
+    for (std::size_t k = level; k < cover_capped_at_->size(); ++k)
+      if (target >= (*cover_capped_at_)[k].load(std::memory_order_relaxed))
+        return k + 1 == cover_capped_at_->size() || budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
     auto c = cover_->solve(model_, table_, target, opt_.max_copy_embeddings, budget, *cover_cache_, stop, deadline);
     total.nodes += c.nodes;
     if (c.answer != detail::copy_cover_answer::kind::unknown) {
@@ -141,12 +149,13 @@ class mapping_search {
       }
       return cover_turn::answered;
     }
-    if (c.enumeration_capped && (c.embeddings_capped || budget >= opt_.copy_cover_nodes)) {
-      // the listing only grows with the target: skip it at this target and above
-      double cur = cover_capped_at_->load();
-      while (target < cur && !cover_capped_at_->compare_exchange_weak(cur, target)) {
+    if (c.enumeration_capped) {
+      // the listing only grows with the target: with this budget it stops at this target and above
+      auto& at = (*cover_capped_at_)[c.embeddings_capped ? cover_capped_at_->size() - 1 : level];
+      double cur = at.load();
+      while (target < cur && !at.compare_exchange_weak(cur, target)) {
       }
-      return cover_turn::given_up;
+      if (c.embeddings_capped) return cover_turn::given_up;
     }
     return budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
   }
@@ -606,9 +615,13 @@ class mapping_search {
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
   std::optional<detail::copy_cover_search<C>> cover_;  // when the copy-cover search applies
-  /// The smallest target at which the copy-cover listing reached its limits (shared by copies)
-  std::shared_ptr<std::atomic<double>> cover_capped_at_ =
-      std::make_shared<std::atomic<double>>(std::numeric_limits<double>::infinity());
+  /// The smallest target at which the copy-cover listing reached its limits (shared by copies):
+  /// [k] with a node budget of bit width k, the last `max_copy_embeddings`
+  std::shared_ptr<std::array<std::atomic<double>, 66>> cover_capped_at_ = [] {
+    auto a = std::make_shared<std::array<std::atomic<double>, 66>>();
+    for (auto& x : *a) x.store(std::numeric_limits<double>::infinity());
+    return a;
+  }();
   /// The copy-cover listing at the largest target listed so far (shared by copies)
   std::shared_ptr<detail::copy_listing_cache> cover_cache_ = std::make_shared<detail::copy_listing_cache>();
 };
