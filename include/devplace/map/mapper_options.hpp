@@ -39,7 +39,7 @@ struct mapper_options {
   bool copy_cover = true;
   std::size_t max_copy_embeddings = 200'000;    ///< device sets listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
-  std::uint64_t copy_cover_nodes = 2'000'000;
+  std::uint64_t copy_cover_nodes = 1'000'000;
   std::uint64_t seed = 1;                     ///< random baseline map
   /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
   /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.
