@@ -37,7 +37,7 @@ struct mapper_options {
   /// S·R < D); when the limits below are reached the depth-first search answers instead
   /// (docs/mapping.md, "Algorithm 2", copy cover)
   bool copy_cover = true;
-  std::size_t max_copy_embeddings = 200'000;    ///< device sets listed per target (also ≤ 256 MB)
+  std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
   std::uint64_t copy_cover_nodes = 1'000'000;
   std::uint64_t seed = 1;                     ///< random baseline map

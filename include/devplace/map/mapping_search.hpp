@@ -99,14 +99,22 @@ class mapping_search {
     // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
     // short runs.
     bool cover_open = cover_.has_value();
+    if (cover_open && opt_.restarts) {
+      // after k ≥ 2 targets in a row where it reached its limits, it takes part in one target
+      // out of 2^(k−1) only (it answers near the optimum or not at all; the depth-first search
+      // needs the time elsewhere)
+      const unsigned misses = cover_stats_->misses.load(std::memory_order_relaxed);
+      const std::uint64_t n = cover_stats_->targets.fetch_add(1, std::memory_order_relaxed);
+      if (misses >= 2) cover_open = n % (std::uint64_t{1} << std::min(misses - 1, 40u)) == 0;
+    }
     std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
         cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
         switch (try_copy_cover(target, cover_budget, stop, deadline, total)) {
-          case cover_turn::answered: return total;
+          case cover_turn::answered: cover_stats_->misses.store(0, std::memory_order_relaxed); return total;
           case cover_turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
-          case cover_turn::given_up: cover_open = false; break;
+          case cover_turn::given_up: cover_open = false; cover_stats_->misses.fetch_add(1, std::memory_order_relaxed); break;
         }
         if ((stop && stop->load()) || clock::now() >= deadline) return total;
       }
@@ -622,6 +630,12 @@ class mapping_search {
     for (auto& x : *a) x.store(std::numeric_limits<double>::infinity());
     return a;
   }();
+  /// Targets in a row at which the copy cover reached its limits, and targets it was considered for
+  struct cover_counters {
+    std::atomic<unsigned> misses{0};
+    std::atomic<std::uint64_t> targets{0};
+  };
+  std::shared_ptr<cover_counters> cover_stats_ = std::make_shared<cover_counters>();
   /// The copy-cover listing at the largest target listed so far (shared by copies)
   std::shared_ptr<detail::copy_listing_cache> cover_cache_ = std::make_shared<detail::copy_listing_cache>();
 };

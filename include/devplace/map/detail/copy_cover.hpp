@@ -8,14 +8,15 @@
 /// time ≤ t. Per target:
 ///   1. `enumerate`: a depth-first search over the copy's vertices lists every feasible
 ///      embedding (the model's `time` once a vertex's dependencies are placed, its `bound` before;
-///      the per-device bound table b(v, d) ≤ t), one per device set, and records the smallest
-///      value above t that pruned it: below that value the set of feasible embeddings is the same.
+///      the per-device bound table b(v, d) ≤ t), keeps the fastest of each device set, and records
+///      the smallest value above t that pruned it: below that value the set of feasible
+///      embeddings is the same.
 ///   2. `exact_cover_packing`: Knuth's Algorithm X (dancing links) over the embeddings, devices as
 ///      columns: branch on the free device with the fewest live embeddings, or, while spare
 ///      devices remain (S·R < D), leave it empty; R embeddings chosen = a mapping.
 /// A complete failure proves that no mapping has objective < the recorded value (a mapping under it
 /// would consist of R embeddings already feasible at t). The enumeration stops at
-/// `max_embeddings` device sets or its node budget, the cover at its node budget, both at the
+/// `max_embeddings` embeddings or its node budget, the cover at its node budget, both at the
 /// stop flag and the deadline: the answer is then `unknown`, and the depth-first search of
 /// Algorithm 2 answers the target instead.
 #include <algorithm>
@@ -29,7 +30,6 @@
 #include <mutex>
 #include <span>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include "devplace/map/bounds.hpp"
@@ -286,7 +286,7 @@ class copy_cover_search {
   /// The copy-cover answer at target t (see the file comment): from `cache` when it holds a
   /// listing at a target ≥ t (the embeddings feasible at t are those whose time is ≤ t), else from
   /// a new listing at t, which then replaces the cached one if its target is larger.
-  /// `max_embeddings` device sets, and `node_budget` nodes for each of the two steps.
+  /// `max_embeddings` embeddings listed, and `node_budget` nodes for each of the two steps.
   [[nodiscard]] copy_cover_answer solve(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings,
                                         std::uint64_t node_budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
                                         std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
@@ -358,9 +358,9 @@ class copy_cover_search {
     const std::size_t V = g.vertices(), W = (D_ + 63) / 64;
     std::vector<std::size_t> dev(V, unplaced);
     const std::span<const std::size_t> dv(dev);
-    std::vector<std::uint64_t> used(W, 0), key(W, 0);
+    std::vector<std::uint64_t> used(W, 0);
     std::vector<std::size_t> next(S_, 0);  // index into by_bound_ of each level
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> sets;  // hash -> embeddings with it
+    std::vector<double> worst(S_ + 1, 0.0);  // the largest exact time after each level
     double next_change = std::numeric_limits<double>::infinity();
     auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
     auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
@@ -394,6 +394,7 @@ class copy_cover_search {
           return false;
         }
         dev[v] = d;
+        double tp = worst[i];  // the largest exact time so far: every vertex is checked exactly once
         if (pc != unplaced) {  // the parent's check first: its failure ends the level
           const double y = checks_[i][pc].exact ? static_cast<double>(model.time(g, L, dv, parent))
                                                 : static_cast<double>(model.bound(g, L, dv, parent));
@@ -403,6 +404,7 @@ class copy_cover_search {
             next[i] = limit;
             break;
           }
+          if (checks_[i][pc].exact) tp = std::max(tp, y);
         }
         bool ok = true;
         for (std::size_t k = 0; k < checks_[i].size() && ok; ++k) {
@@ -410,7 +412,9 @@ class copy_cover_search {
           const auto& c = checks_[i][k];
           const double y = c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
           if (y > t) pruned_by(y), ok = false;
+          else if (c.exact) tp = std::max(tp, y);
         }
+        worst[i + 1] = tp;
         if (!ok) {
           dev[v] = unplaced;
           continue;
@@ -429,41 +433,51 @@ class copy_cover_search {
         ++i;
         continue;
       }
-      // a complete embedding: its time, kept unless a faster one with the same device set is known
-      double time = 0;
-      for (std::size_t s = 0; s < S_; ++s) time = std::max(time, static_cast<double>(model.time(g, L, dv, g.vertex(s, 0))));
-      std::uint64_t h = 0;
-      for (std::size_t w = 0; w < W; ++w) h = (h ^ used[w]) * 0x9E3779B97F4A7C15ull + (h >> 29);
-      auto& bucket = sets[h];
-      std::size_t known = unplaced;
-      for (auto e : bucket) {
-        std::fill(key.begin(), key.end(), 0);
-        for (std::size_t s = 0; s < S_; ++s) key[emb[e * S_ + s] / 64] |= std::uint64_t{1} << (emb[e * S_ + s] % 64);
-        if (key == used) {
-          known = e;
-          break;
-        }
-      }
-      if (known != unplaced) {
-        if (time < out.time[known]) {
-          out.time[known] = time;
-          for (std::size_t s = 0; s < S_; ++s) emb[known * S_ + s] = static_cast<std::uint32_t>(dev[g.vertex(s, 0)]);
-        }
-        continue;
-      }
-      if (emb.size() / S_ >= max_embeddings) {
+      // a complete embedding and its time
+      if (out.time.size() >= max_embeddings) {
         a.nodes = nodes;
         a.enumeration_capped = a.embeddings_capped = true;
-        a.embeddings = emb.size() / S_;
+        a.embeddings = out.time.size();
         return false;
       }
-      bucket.push_back(emb.size() / S_);
+      const double time = worst[S_];
       for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
       out.time.push_back(time);
     }
+    keep_fastest_per_device_set(out);
     a.nodes = nodes;
     out.next_change = next_change;
     return true;
+  }
+
+  /// Keeps one embedding per device set, the fastest (the earliest listed among equals): the
+  /// sorted device lists ordered with the times, O(N log N · S).
+  void keep_fastest_per_device_set(copy_listing& l) const {
+    const std::size_t n = l.time.size();
+    std::vector<std::uint32_t> key(l.dev);
+    for (std::size_t e = 0; e < n; ++e)
+      std::sort(key.begin() + static_cast<std::ptrdiff_t>(e * S_), key.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+    auto key_less = [&](std::size_t x, std::size_t y) {
+      return std::lexicographical_compare(key.begin() + static_cast<std::ptrdiff_t>(x * S_), key.begin() + static_cast<std::ptrdiff_t>(x * S_ + S_),
+                                          key.begin() + static_cast<std::ptrdiff_t>(y * S_), key.begin() + static_cast<std::ptrdiff_t>(y * S_ + S_));
+    };
+    std::vector<std::size_t> idx(n);
+    for (std::size_t e = 0; e < n; ++e) idx[e] = e;
+    std::sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) {
+      if (key_less(x, y)) return true;
+      if (key_less(y, x)) return false;
+      return l.time[x] != l.time[y] ? l.time[x] < l.time[y] : x < y;
+    });
+    std::vector<std::uint32_t> dev;
+    std::vector<double> time;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t e = idx[k];
+      if (k > 0 && !key_less(idx[k - 1], e)) continue;  // the same device set as the one kept
+      dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+      time.push_back(l.time[e]);
+    }
+    l.dev = std::move(dev);
+    l.time = std::move(time);
   }
 
   /// The order of the copy's stages in the enumeration.
