@@ -157,13 +157,19 @@ class mapping_search {
       }
       return cover_turn::answered;
     }
+    // stopped by its budget with half the embeddings it takes already listed: twice the budget
+    // would most likely reach that limit too
+    if (c.enumeration_capped && 2 * c.embeddings >= opt_.max_copy_embeddings) c.embeddings_capped = true;
     if (c.enumeration_capped) {
       // the listing only grows with the target: with this budget it stops at this target and above
       auto& at = (*cover_capped_at_)[c.embeddings_capped ? cover_capped_at_->size() - 1 : level];
       double cur = at.load();
       while (target < cur && !at.compare_exchange_weak(cur, target)) {
       }
-      if (c.embeddings_capped) return cover_turn::given_up;
+      if (c.embeddings_capped) {  // more embeddings than it takes: back off twice as fast
+        cover_stats_->misses.fetch_add(1, std::memory_order_relaxed);
+        return cover_turn::given_up;
+      }
     }
     return budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
   }
