@@ -28,6 +28,10 @@
 ///     smallest of its orbit under the stabiliser of the first.
 /// A failed complete search returns the smallest value that pruned it, a proved lower bound > t
 /// (every mapping is pruned on its path by a value ≤ its objective): the bracket jumps to it.
+/// Where the copies talk only inside themselves (p2p with equal replica counts; `copy_cover`),
+/// a target is also answered as an exact cover / packing of the devices by R copy embeddings
+/// listed within t (map/detail/copy_cover.hpp), taking turns with the depth-first runs; a failed
+/// cover certifies the next value at which the listing changes, the same way.
 ///
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
 /// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p

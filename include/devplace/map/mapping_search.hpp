@@ -5,7 +5,8 @@
 /// constraints once, then answers "is there a mapping with every stage time ≤ t?" for any number
 /// of targets t, from any number of threads (`search` is const). Its options are in
 /// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
-/// mapping, the counting check) is in map/detail/search_state.hpp.
+/// mapping, the counting check) is in map/detail/search_state.hpp; the copy-cover search that
+/// takes turns with it where it applies (`mapper_options::copy_cover`) in map/detail/copy_cover.hpp.
 #include <algorithm>
 #include <array>
 #include <atomic>
