@@ -28,6 +28,10 @@
 ///     smallest of its orbit under the stabiliser of the first.
 /// A failed complete search returns the smallest value that pruned it, a proved lower bound > t
 /// (every mapping is pruned on its path by a value ≤ its objective): the bracket jumps to it.
+/// Where the copies talk only inside themselves (p2p with equal replica counts; `copy_cover`),
+/// a target is also answered as an exact cover / packing of the devices by R copy embeddings
+/// listed within t (map/detail/copy_cover.hpp), taking turns with the depth-first runs; a failed
+/// cover certifies the next value at which the listing changes, the same way.
 ///
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
 /// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
@@ -108,6 +112,7 @@ struct mapping_result {
   std::uint64_t nodes_explored = 0;
   std::size_t searches = 0;                      ///< inner searches started
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
+  std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
   double time_s = 0;
   std::string cost;                              ///< the model's name
 
@@ -222,6 +227,7 @@ class bracket_search {
   void absorb(job& j, bool final) {
     if (j.error && !failure_) failure_ = j.error;
     res_.nodes_explored += j.out.nodes;
+    if (j.out.by_copy_cover) ++res_.searches_by_copy_cover;
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {

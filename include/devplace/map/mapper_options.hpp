@@ -34,6 +34,15 @@ struct mapper_options {
   /// their unplaced neighbours on the fastest links to *free* devices, and count the free devices
   /// near the new one that no unplaced vertex can take within the target (needs `extra_pruning`)
   bool free_link_pruning = true;
+  /// Models whose replica copies are interchangeable and talk only inside their copy (p2p with
+  /// equal replica counts): answer each target first by listing every copy embedding within it
+  /// and searching R device-disjoint ones (an exact cover of the devices, a packing when
+  /// S·R < D); when the limits below are reached the depth-first search answers instead
+  /// (docs/mapping.md, "Algorithm 2", copy cover)
+  bool copy_cover = true;
+  std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
+  /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
+  std::uint64_t copy_cover_nodes = 1'000'000;
   std::uint64_t seed = 1;                     ///< random baseline map
   /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
   /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.
@@ -53,6 +62,7 @@ struct target_search_result {
   /// When completed without finding: every mapping has objective ≥ this (and it is > t).
   double next_lower_bound_ms = std::numeric_limits<double>::infinity();
   std::uint64_t nodes = 0;       ///< placements tried
+  bool by_copy_cover = false;    ///< answered by the copy-cover search (`mapper_options::copy_cover`)
 };
 
 }  // namespace devplace

@@ -5,8 +5,10 @@
 /// constraints once, then answers "is there a mapping with every stage time ≤ t?" for any number
 /// of targets t, from any number of threads (`search` is const). Its options are in
 /// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
-/// mapping, the counting check) is in map/detail/search_state.hpp.
+/// mapping, the counting check) is in map/detail/search_state.hpp; the copy-cover search that
+/// takes turns with it where it applies (`mapper_options::copy_cover`) in map/detail/copy_cover.hpp.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -20,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -30,6 +33,7 @@
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/copy_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/mapper_options.hpp"
@@ -94,7 +98,30 @@ class mapping_search {
     // From the second cycle on, a third run per cycle perturbs the value order at random (seeded
     // by the round: deterministic), which breaks the heavy tails of a fixed order.
     std::uint64_t budget = 4096;
+    // The copy-cover search (when it applies) takes turns with the depth-first runs from the third
+    // on, from 2^18 nodes, doubling each turn and at least twice their node budget (its nodes are
+    // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
+    // short runs.
+    bool cover_open = cover_.has_value();
+    if (cover_open && opt_.restarts) {
+      // after k ≥ 2 targets in a row where it reached its limits, it takes part in one target
+      // out of 2^(k−1) only (it answers near the optimum or not at all; the depth-first search
+      // needs the time elsewhere)
+      const unsigned misses = cover_stats_->misses.load(std::memory_order_relaxed);
+      const std::uint64_t n = cover_stats_->targets.fetch_add(1, std::memory_order_relaxed);
+      if (misses >= 2) cover_open = n % (std::uint64_t{1} << std::min(misses - 1, 40u)) == 0;
+    }
+    std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
+      if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
+        cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
+        switch (try_copy_cover(target, cover_budget, stop, deadline, total)) {
+          case cover_turn::answered: cover_stats_->misses.store(0, std::memory_order_relaxed); return total;
+          case cover_turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
+          case cover_turn::given_up: cover_open = false; cover_stats_->misses.fetch_add(1, std::memory_order_relaxed); break;
+        }
+        if ((stop && stop->load()) || clock::now() >= deadline) return total;
+      }
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
       const unsigned kind = round % 3;
       const bool warnsdorff = kind == 1;
@@ -111,6 +138,48 @@ class mapping_search {
   }
 
  private:
+  enum class cover_turn { answered, again, given_up };
+  /// The copy-cover search at `target` (mapper_options::copy_cover) with `budget` nodes: answered
+  /// (the answer in `total`), again (a larger budget may answer), or given up (its limits
+  /// reached). Its nodes are added to `total` either way.
+  cover_turn try_copy_cover(double target, std::uint64_t budget, const std::atomic<bool>* stop, clock::time_point deadline,
+                            target_search_result& total) const {
+    // a listing stopped by its node budget at a target ≤ this one with at least this budget
+    // would stop here too: no work this turn, a larger budget next
+    const std::size_t level = static_cast<std::size_t>(std::bit_width(budget));
+    for (std::size_t k = level; k < cover_capped_at_->size(); ++k)
+      if (target >= (*cover_capped_at_)[k].load(std::memory_order_relaxed))
+        return k + 1 == cover_capped_at_->size() || budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
+    auto c = cover_->solve(model_, table_, target, opt_.max_copy_embeddings, budget, *cover_cache_, stop, deadline);
+    total.nodes += c.nodes;
+    if (c.answer != detail::copy_cover_answer::kind::unknown) {
+      total.completed = total.by_copy_cover = true;
+      if (c.answer == detail::copy_cover_answer::kind::found) {
+        total.found = true;
+        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(c.dev)).objective_ms;
+        total.dev = std::move(c.dev);
+      } else {
+        total.next_lower_bound_ms = c.next_change;
+      }
+      return cover_turn::answered;
+    }
+    // stopped by its budget with half the embeddings it takes already listed: twice the budget
+    // would most likely reach that limit too
+    if (c.enumeration_capped && 2 * c.embeddings >= opt_.max_copy_embeddings) c.embeddings_capped = true;
+    if (c.enumeration_capped) {
+      // the listing only grows with the target: with this budget it stops at this target and above
+      auto& at = (*cover_capped_at_)[c.embeddings_capped ? cover_capped_at_->size() - 1 : level];
+      double cur = at.load();
+      while (target < cur && !at.compare_exchange_weak(cur, target)) {
+      }
+      if (c.embeddings_capped) {  // more embeddings than it takes: back off twice as fast
+        cover_stats_->misses.fetch_add(1, std::memory_order_relaxed);
+        return cover_turn::given_up;
+      }
+    }
+    return budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
+  }
+
   // ---------------------------------------------------------------- precomputation
   [[nodiscard]] bool expired() const { return clock::now() >= setup_deadline_; }
 
@@ -176,6 +245,9 @@ class mapping_search {
     }
     if (!make_order()) return false;
     make_checking_scheme();
+    if (expired()) return false;
+    if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_))
+      cover_.emplace(g, L, table_, deps_);
     if (expired()) return false;
     return make_symmetry();
   }
@@ -595,6 +667,22 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
+  std::optional<detail::copy_cover_search<C>> cover_;  // when the copy-cover search applies
+  /// The smallest target at which the copy-cover listing reached its limits (shared by copies):
+  /// [k] with a node budget of bit width k, the last `max_copy_embeddings`
+  std::shared_ptr<std::array<std::atomic<double>, 66>> cover_capped_at_ = [] {
+    auto a = std::make_shared<std::array<std::atomic<double>, 66>>();
+    for (auto& x : *a) x.store(std::numeric_limits<double>::infinity());
+    return a;
+  }();
+  /// Targets in a row at which the copy cover reached its limits, and targets it was considered for
+  struct cover_counters {
+    std::atomic<unsigned> misses{0};
+    std::atomic<std::uint64_t> targets{0};
+  };
+  std::shared_ptr<cover_counters> cover_stats_ = std::make_shared<cover_counters>();
+  /// The copy-cover listing at the largest target listed so far (shared by copies)
+  std::shared_ptr<detail::copy_listing_cache> cover_cache_ = std::make_shared<detail::copy_listing_cache>();
 };
 
 }  // namespace devplace

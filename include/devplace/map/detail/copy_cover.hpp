@@ -1,0 +1,500 @@
+#pragma once
+/// \file map/detail/copy_cover.hpp
+/// The copy-cover inner search of `mapping_search` (`mapper_options::copy_cover`): for a model
+/// whose replica copies are interchangeable (`replica_symmetry::copies`, equal replica counts) and
+/// whose every dependency stays inside its own copy (p2p: replica r talks only to replica r), a
+/// mapping with every stage time ≤ t is exactly a set of R pairwise device-disjoint *copy
+/// embeddings*: injective maps of the S vertices of one copy into the D devices with every vertex
+/// time ≤ t. Per target:
+///   1. `enumerate`: a depth-first search over the copy's vertices lists every feasible
+///      embedding (the model's `time` once a vertex's dependencies are placed, its `bound` before;
+///      the per-device bound table b(v, d) ≤ t), keeps the fastest of each device set, and records
+///      the smallest value above t that pruned it: below that value the set of feasible
+///      embeddings is the same.
+///   2. `exact_cover_packing`: Knuth's Algorithm X (dancing links) over the embeddings, devices as
+///      columns: branch on the free device with the fewest live embeddings, or, while spare
+///      devices remain (S·R < D), leave it empty; R embeddings chosen = a mapping.
+/// A complete failure proves that no mapping has objective < the recorded value (a mapping under it
+/// would consist of R embeddings already feasible at t). The enumeration stops at
+/// `max_embeddings` embeddings or its node budget, the cover at its node budget, both at the
+/// stop flag and the deadline: the answer is then `unknown`, and the depth-first search of
+/// Algorithm 2 answers the target instead.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "devplace/map/bounds.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// Algorithm X with dancing links for R pairwise disjoint rows out of equal-sized rows (each row
+/// `width` distinct columns out of `columns`), leaving at most `columns − R·width` columns
+/// uncovered. Rows are stored contiguously, so a row's other nodes are found by index, and a node
+/// keeps only its up/down links and column (12 bytes).
+class exact_cover_packing {
+ public:
+  enum class outcome { found, none, stopped };
+
+  /// `rows`: `width` column ids per row, row after row.
+  exact_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
+      : C_(static_cast<std::uint32_t>(columns)), W_(static_cast<std::uint32_t>(width)) {
+    const std::size_t n = rows.size();
+    const std::size_t nodes = C_ + 1 + n;
+    up_.resize(nodes), down_.resize(nodes), col_.resize(nodes);
+    left_.resize(C_ + 1), right_.resize(C_ + 1), size_.assign(C_ + 1, 0);
+    for (std::uint32_t c = 0; c <= C_; ++c) {
+      left_[c] = c == 0 ? C_ : c - 1;
+      right_[c] = c == C_ ? 0 : c + 1;
+      up_[c] = down_[c] = col_[c] = c;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto x = static_cast<std::uint32_t>(C_ + 1 + i), c = rows[i];
+      col_[x] = c;
+      up_[x] = up_[c], down_[x] = c;
+      down_[up_[c]] = x, up_[c] = x;
+      ++size_[c];
+    }
+  }
+
+  /// Searches R disjoint rows (spare = columns − R·width uncovered columns at most); the rows of
+  /// the answer are in `solution()`. Stops after `node_budget` nodes (0: none), or when `*stop`
+  /// becomes true or `deadline` passes (checked every 1,024 nodes). A search that ends `none` or
+  /// `stopped` leaves the links as they were (another `solve` may follow); one that ends `found`
+  /// leaves its rows covered.
+  outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
+                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    budget_ = node_budget, stop_ = stop, deadline_ = deadline, aborted_ = false, nodes_ = 0;
+    solution_.clear();
+    if (static_cast<std::size_t>(W_) * R > C_) return outcome::none;
+    const std::size_t spare = C_ - static_cast<std::size_t>(W_) * R;
+    if (search(R, spare)) return outcome::found;
+    return aborted_ ? outcome::stopped : outcome::none;
+  }
+  [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
+
+ private:
+  [[nodiscard]] std::uint32_t row_base(std::uint32_t x) const noexcept { return C_ + 1 + (x - C_ - 1) / W_ * W_; }
+
+  void cover(std::uint32_t c) {
+    right_[left_[c]] = right_[c], left_[right_[c]] = left_[c];
+    for (std::uint32_t i = down_[c]; i != c; i = down_[i]) {
+      const std::uint32_t b = row_base(i);
+      for (std::uint32_t j = b; j < b + W_; ++j) {
+        if (j == i) continue;
+        down_[up_[j]] = down_[j], up_[down_[j]] = up_[j];
+        --size_[col_[j]];
+      }
+    }
+  }
+  void uncover(std::uint32_t c) {
+    for (std::uint32_t i = up_[c]; i != c; i = up_[i]) {
+      const std::uint32_t b = row_base(i);
+      for (std::uint32_t j = b + W_; j-- > b;) {
+        if (j == i) continue;
+        ++size_[col_[j]];
+        down_[up_[j]] = j, up_[down_[j]] = j;
+      }
+    }
+    right_[left_[c]] = c, left_[right_[c]] = c;
+  }
+  void cover_row_others(std::uint32_t r) {
+    const std::uint32_t b = row_base(r);
+    for (std::uint32_t j = b; j < b + W_; ++j)
+      if (j != r) cover(col_[j]);
+  }
+  void uncover_row_others(std::uint32_t r) {
+    const std::uint32_t b = row_base(r);
+    for (std::uint32_t j = b + W_; j-- > b;)
+      if (j != r) uncover(col_[j]);
+  }
+
+  /// `left` rows still to choose, `spare` columns that may stay uncovered.
+  bool search(std::size_t left, std::size_t spare) {
+    if (left == 0) return true;
+    if (++nodes_ == budget_ ||
+        ((nodes_ & 1023u) == 0 && ((stop_ && stop_->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline_))) {
+      aborted_ = true;
+      return false;
+    }
+    // the free column with the fewest live rows; more empty columns than spare ones: dead
+    std::uint32_t best = C_;
+    std::size_t empty = 0;
+    for (std::uint32_t c = right_[C_]; c != C_; c = right_[c]) {
+      if (size_[c] == 0) ++empty;
+      if (best == C_ || size_[c] < size_[best]) best = c;
+    }
+    if (best == C_ || empty > spare) return false;
+    const std::uint32_t c = best;
+    cover(c);
+    for (std::uint32_t r = down_[c]; r != c; r = down_[r]) {
+      solution_.push_back((r - C_ - 1) / W_);
+      cover_row_others(r);
+      if (search(left - 1, spare)) return true;
+      uncover_row_others(r);
+      solution_.pop_back();
+      if (aborted_) break;
+    }
+    if (!aborted_ && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
+    uncover(c);
+    return false;
+  }
+
+  std::uint32_t C_, W_;
+  std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
+  std::vector<std::size_t> solution_;
+  std::uint64_t budget_ = 0, nodes_ = 0;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::chrono::steady_clock::time_point deadline_;
+  bool aborted_ = false;
+};
+
+/// Whether the copy-cover search is exact for `model` on `g`: equal replica counts, the model
+/// declares the copies symmetry, and every dependency of a vertex is a vertex of its own copy.
+template <mapping_cost_model C>
+[[nodiscard]] bool copy_cover_applies(const C& model, const stage_graph& g, const link_costs& L,
+                                      const std::vector<std::vector<std::size_t>>& deps) {
+  if (!g.uniform_replicas() || model_symmetry(model, g, L) != replica_symmetry::copies) return false;
+  for (std::size_t v = 0; v < g.vertices(); ++v)
+    for (auto u : deps[v])
+      if (g.replica_of_vertex(u) != g.replica_of_vertex(v)) return false;
+  return true;
+}
+
+/// The answer of the copy-cover search at a target.
+struct copy_cover_answer {
+  enum class kind { found, infeasible, unknown } answer = kind::unknown;
+  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
+  /// infeasible: no mapping has objective below it (> t): the smallest value that pruned the
+  /// enumeration of the embeddings
+  double next_change = std::numeric_limits<double>::infinity();
+  std::uint64_t nodes = 0;     ///< enumeration placements and cover nodes
+  std::size_t embeddings = 0;  ///< device sets enumerated
+  /// unknown because the enumeration reached its node budget or `max_embeddings` (it would at
+  /// every larger target too, with the same limits)
+  bool enumeration_capped = false;
+  bool embeddings_capped = false;  ///< the enumeration reached `max_embeddings`
+};
+
+/// The feasible copy embeddings at a target t, one per device set (the fastest): S devices each in
+/// stage order, and its time; `next_change` the smallest value above t that pruned the listing.
+struct copy_listing {
+  double t = 0, next_change = std::numeric_limits<double>::infinity();
+  std::vector<std::uint32_t> dev;
+  std::vector<double> time;
+};
+
+/// The listing at the largest target listed so far, shared by the targets searched at once: any
+/// smaller target filters it instead of listing again.
+class copy_listing_cache {
+ public:
+  [[nodiscard]] std::shared_ptr<const copy_listing> get() const {
+    std::lock_guard lk(mu_);
+    return listing_;
+  }
+  void offer(std::shared_ptr<const copy_listing> l) {
+    std::lock_guard lk(mu_);
+    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const copy_listing> listing_;
+};
+
+/// The per-input part of the copy-cover search (the copy's vertex order and what each placement
+/// checks), reused for every target; `solve` is const and thread-safe.
+template <mapping_cost_model C>
+class copy_cover_search {
+ public:
+  /// `deps`: the model's dependencies of every vertex; `table`: the per-device bounds.
+  copy_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& table,
+                    const std::vector<std::vector<std::size_t>>& deps)
+      : g_(&g), L_(&L), S_(g.stages()), D_(L.devices()) {
+    // copy 0's vertices in BFS order from the stage with the largest smallest per-device bound
+    std::vector<char> seen(S_, 0);
+    std::vector<std::size_t> parent_stage(S_, S_);  // the stage the BFS reached it from
+    auto pressure = [&](std::size_t s) {
+      double m = std::numeric_limits<double>::infinity();
+      for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table(g.vertex(s, 0), d));
+      return m;
+    };
+    std::vector<double> p(S_);
+    for (std::size_t s = 0; s < S_; ++s) p[s] = pressure(s);
+    while (stages_.size() < S_) {
+      std::size_t start = S_;
+      for (std::size_t s = 0; s < S_; ++s)
+        if (!seen[s] && (start == S_ || p[s] > p[start])) start = s;
+      seen[start] = 1;
+      std::size_t head = stages_.size();
+      stages_.push_back(start);
+      while (head < stages_.size()) {
+        const std::size_t s = stages_[head++];
+        for (auto t : g.neighbours(s))
+          if (!seen[t]) seen[t] = 1, stages_.push_back(t), parent_stage[t] = s;
+      }
+    }
+    std::vector<std::size_t> level(g.vertices(), S_);  // level of copy 0's vertices
+    for (std::size_t i = 0; i < S_; ++i) level[g.vertex(stages_[i], 0)] = i;
+    // at level i: the vertex itself and every placed vertex whose time reads it; exact once all
+    // the dependencies of the checked vertex are placed, the model's bound before
+    checks_.assign(S_, {});
+    for (std::size_t i = 0; i < S_; ++i) {
+      const std::size_t v = g.vertex(stages_[i], 0);
+      for (std::size_t k = 0; k <= i; ++k) {
+        const std::size_t u = g.vertex(stages_[k], 0);
+        if (u != v && std::find(deps[u].begin(), deps[u].end(), v) == deps[u].end()) continue;
+        std::size_t done = level[u];
+        for (auto w : deps[u]) done = std::max(done, level[w]);
+        checks_[i].push_back({u, done <= i});
+      }
+    }
+    // p2p without latency: a vertex reached from a placed parent takes its devices in the order
+    // of the parent's outgoing links; the parent's checked value (its time or bound) is then
+    // nondecreasing along them (its other terms do not depend on the device), so the first
+    // device it rejects ends the level, its value a lower bound for every later one
+    parent_check_.assign(S_, unplaced);
+    if constexpr (std::is_same_v<C, p2p_cost>)
+      if (!L.has_latency() && D_ >= 2)
+        for (std::size_t i = 1; i < S_; ++i) {
+          if (parent_stage[stages_[i]] == S_) continue;
+          const std::size_t pv = g.vertex(parent_stage[stages_[i]], 0);
+          for (std::size_t k = 0; k < checks_[i].size(); ++k)
+            if (checks_[i][k].vertex == pv) parent_check_[i] = k;
+        }
+    // the devices of each level by increasing per-device bound
+    by_bound_.resize(S_ * D_);
+    for (std::size_t i = 0; i < S_; ++i) {
+      const std::size_t v = g.vertex(stages_[i], 0);
+      auto* row = &by_bound_[i * D_];
+      for (std::size_t d = 0; d < D_; ++d) row[d] = static_cast<std::uint32_t>(d);
+      std::stable_sort(row, row + D_, [&](std::uint32_t a, std::uint32_t b) { return table(v, a) < table(v, b); });
+    }
+  }
+
+  /// The copy-cover answer at target t (see the file comment): from `cache` when it holds a
+  /// listing at a target ≥ t (the embeddings feasible at t are those whose time is ≤ t), else from
+  /// a new listing at t, which then replaces the cached one if its target is larger.
+  /// `max_embeddings` embeddings listed, and `node_budget` nodes for each of the two steps.
+  [[nodiscard]] copy_cover_answer solve(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings,
+                                        std::uint64_t node_budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
+    copy_cover_answer a;
+    std::shared_ptr<const copy_listing> listing = cache.get();
+    if (!listing || listing->t < t) {
+      // memory: 12 bytes per device of an embedding here and 12 in the cover's nodes, at most 256 MB
+      const std::size_t fit = (std::size_t{256} << 20) / (24 * S_ + 64);
+      auto fresh = std::make_shared<copy_listing>();
+      // above a cached listing at t1, first list at t + (t − t1), which the next larger targets
+      // can filter as well; when that reaches the limits, at t
+      bool listed = false;
+      if (listing && std::isfinite(listing->t)) {
+        listed = enumerate(model, table, t + (t - listing->t), std::min(max_embeddings, fit), node_budget, stop, deadline, *fresh, a);
+        if (!listed && ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline)) return a;
+      }
+      if (!listed) {
+        const std::uint64_t spent = a.nodes;
+        *fresh = copy_listing{};
+        a = copy_cover_answer{};
+        listed = enumerate(model, table, t, std::min(max_embeddings, fit), node_budget, stop, deadline, *fresh, a);
+        a.nodes += spent;
+        if (!listed) return a;
+      }
+      cache.offer(fresh);
+      listing = std::move(fresh);
+    }
+    // the embeddings feasible at t, and the next value at which that set changes
+    std::vector<std::uint32_t> emb;
+    a.next_change = listing->next_change;
+    const std::size_t n = listing->time.size();
+    for (std::size_t e = 0; e < n; ++e) {
+      if (listing->time[e] > t) {
+        a.next_change = std::min(a.next_change, listing->time[e]);
+        continue;
+      }
+      emb.insert(emb.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * S_),
+                 listing->dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+    }
+    const std::size_t R = g_->replicas();
+    a.embeddings = emb.size() / S_;
+    exact_cover_packing x(D_, S_, std::span<const std::uint32_t>(emb));
+    const auto o = x.solve(R, node_budget, stop, deadline);
+    a.nodes += x.nodes();
+    if (o == exact_cover_packing::outcome::stopped) return a;
+    if (o == exact_cover_packing::outcome::none) {
+      a.answer = copy_cover_answer::kind::infeasible;
+      return a;
+    }
+    a.answer = copy_cover_answer::kind::found;
+    a.dev.assign(g_->vertices(), unplaced);
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t e = x.solution()[r];
+      for (std::size_t s = 0; s < S_; ++s) a.dev[g_->vertex(s, r)] = emb[e * S_ + s];
+    }
+    return a;
+  }
+
+  /// Every feasible embedding of copy 0 at t, one per device set, the fastest of the set (S device
+  /// ids each, stage order, and its time), and the smallest pruning value above t; false
+  /// (`a.answer` unknown) when stopped or capped.
+  bool enumerate(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings, std::uint64_t node_budget,
+                 const std::atomic<bool>* stop, std::chrono::steady_clock::time_point deadline, copy_listing& out,
+                 copy_cover_answer& a) const {
+    out.t = t;
+    auto& emb = out.dev;
+    const auto& g = *g_;
+    const auto& L = *L_;
+    const std::size_t V = g.vertices(), W = (D_ + 63) / 64;
+    std::vector<std::size_t> dev(V, unplaced);
+    const std::span<const std::size_t> dv(dev);
+    std::vector<std::uint64_t> used(W, 0);
+    std::vector<std::size_t> next(S_, 0);  // index into by_bound_ of each level
+    std::vector<double> worst(S_ + 1, 0.0);  // the largest exact time after each level
+    double next_change = std::numeric_limits<double>::infinity();
+    auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
+    auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
+    std::uint64_t nodes = 0;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t v = vertex(i);
+      if (dev[v] != unplaced) {  // take the current device off before trying the next
+        used[dev[v] / 64] &= ~(std::uint64_t{1} << (dev[v] % 64));
+        dev[v] = unplaced;
+      }
+      bool placed = false;
+      const std::size_t pc = parent_check_[i];
+      const std::size_t parent = pc == unplaced ? unplaced : checks_[i][pc].vertex;
+      const std::size_t limit = pc == unplaced ? D_ : D_ - 1;
+      while (next[i] < limit) {
+        const std::size_t d = pc == unplaced ? by_bound_[i * D_ + next[i]++] : L.out_sorted_devices(dev[parent])[next[i]++];
+        const double b = table(v, d);
+        if (b > t) {
+          pruned_by(b);
+          if (pc != unplaced) continue;
+          next[i] = limit;  // and every later device of the row
+          break;
+        }
+        if ((used[d / 64] >> (d % 64)) & 1u) continue;
+        if (++nodes == node_budget ||
+            ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
+          a.nodes = nodes;
+          a.enumeration_capped = nodes == node_budget;
+          a.embeddings = emb.size() / S_;
+          return false;
+        }
+        dev[v] = d;
+        double tp = worst[i];  // the largest exact time so far: every vertex is checked exactly once
+        if (pc != unplaced) {  // the parent's check first: its failure ends the level
+          const double y = checks_[i][pc].exact ? static_cast<double>(model.time(g, L, dv, parent))
+                                                : static_cast<double>(model.bound(g, L, dv, parent));
+          if (y > t) {
+            pruned_by(y);
+            dev[v] = unplaced;
+            next[i] = limit;
+            break;
+          }
+          if (checks_[i][pc].exact) tp = std::max(tp, y);
+        }
+        bool ok = true;
+        for (std::size_t k = 0; k < checks_[i].size() && ok; ++k) {
+          if (k == pc) continue;
+          const auto& c = checks_[i][k];
+          const double y = c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+          if (y > t) pruned_by(y), ok = false;
+          else if (c.exact) tp = std::max(tp, y);
+        }
+        worst[i + 1] = tp;
+        if (!ok) {
+          dev[v] = unplaced;
+          continue;
+        }
+        used[d / 64] |= std::uint64_t{1} << (d % 64);
+        placed = true;
+        break;
+      }
+      if (!placed) {
+        next[i] = 0;
+        if (i == 0) break;
+        --i;
+        continue;
+      }
+      if (i + 1 < S_) {
+        ++i;
+        continue;
+      }
+      // a complete embedding and its time
+      if (out.time.size() >= max_embeddings) {
+        a.nodes = nodes;
+        a.enumeration_capped = a.embeddings_capped = true;
+        a.embeddings = out.time.size();
+        return false;
+      }
+      const double time = worst[S_];
+      for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
+      out.time.push_back(time);
+    }
+    keep_fastest_per_device_set(out);
+    a.nodes = nodes;
+    out.next_change = next_change;
+    return true;
+  }
+
+  /// Keeps one embedding per device set, the fastest (the earliest listed among equals): the
+  /// sorted device lists ordered with the times, O(N log N · S).
+  void keep_fastest_per_device_set(copy_listing& l) const {
+    const std::size_t n = l.time.size();
+    std::vector<std::uint32_t> key(l.dev);
+    for (std::size_t e = 0; e < n; ++e)
+      std::sort(key.begin() + static_cast<std::ptrdiff_t>(e * S_), key.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+    auto key_less = [&](std::size_t x, std::size_t y) {
+      return std::lexicographical_compare(key.begin() + static_cast<std::ptrdiff_t>(x * S_), key.begin() + static_cast<std::ptrdiff_t>(x * S_ + S_),
+                                          key.begin() + static_cast<std::ptrdiff_t>(y * S_), key.begin() + static_cast<std::ptrdiff_t>(y * S_ + S_));
+    };
+    std::vector<std::size_t> idx(n);
+    for (std::size_t e = 0; e < n; ++e) idx[e] = e;
+    std::sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) {
+      if (key_less(x, y)) return true;
+      if (key_less(y, x)) return false;
+      return l.time[x] != l.time[y] ? l.time[x] < l.time[y] : x < y;
+    });
+    std::vector<std::uint32_t> dev;
+    std::vector<double> time;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t e = idx[k];
+      if (k > 0 && !key_less(idx[k - 1], e)) continue;  // the same device set as the one kept
+      dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+      time.push_back(l.time[e]);
+    }
+    l.dev = std::move(dev);
+    l.time = std::move(time);
+  }
+
+  /// The order of the copy's stages in the enumeration.
+  [[nodiscard]] const std::vector<std::size_t>& stage_order() const noexcept { return stages_; }
+
+ private:
+  struct check {
+    std::size_t vertex;
+    bool exact;
+  };
+  const stage_graph* g_;
+  const link_costs* L_;
+  std::size_t S_, D_;
+  std::vector<std::size_t> stages_;
+  std::vector<std::vector<check>> checks_;
+  std::vector<std::size_t> parent_check_;  // per level: the parent's entry of checks_, or unplaced
+  std::vector<std::uint32_t> by_bound_;
+};
+
+}  // namespace devplace::detail
