@@ -223,3 +223,39 @@ TEST_CASE("mapper: with local search the proved results still equal brute force,
   CHECK(r.objective_ms <= best);
   CHECK(r.objective_ms == doctest::Approx(evaluate(g, L, r.device_of, model).objective_ms).epsilon(1e-12));
 }
+
+TEST_CASE("mapper: short time limits with two workers (descent target, final polish) keep every claim sound") {
+  // The descent target starts at half a finite limit; limits from 20 us to 20 ms stop these
+  // searches at every stage (set-up, bisection, descent, final polish). Whatever stops them:
+  // a valid mapping, never below the optimum, a proved bound never above it, optimal only when
+  // it equals brute force.
+  std::mt19937_64 rng(61);
+  int proved = 0, stopped = 0;
+  for (int it = 0; it < 60; ++it) {
+    const std::size_t D = 5 + rng() % 4;
+    std::size_t S, R;
+    do S = 1 + rng() % D, R = 1 + rng() % D;
+    while (S * R > D || S * R < 2);
+    const auto g = random_stage_graph(rng, S, R);
+    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+    const combined_cost model{.micro_batches = 1 + rng() % 4};
+    const double opt = test::brute_force(g, L, model);
+    const double limit = 2e-5 * double(1u << (it % 11));
+    const auto r = map_devices(g, L, model, {.threads = 2, .timeout_s = limit});
+    CAPTURE(it);
+    CAPTURE(limit);
+    std::set<std::size_t> used;
+    for (const auto& row : r.device_of) used.insert(row.begin(), row.end());
+    CHECK(used.size() == g.vertices());
+    CHECK(r.objective_ms >= opt * (1 - 1e-12));
+    CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+    CHECK(r.objective_ms == doctest::Approx(evaluate(g, L, r.device_of, model).objective_ms).epsilon(1e-12));
+    if (r.status == status::optimal) {
+      CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+      ++proved;
+    } else {
+      ++stopped;
+    }
+  }
+  MESSAGE("proved " << proved << ", stopped " << stopped);
+}
