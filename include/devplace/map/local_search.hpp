@@ -31,7 +31,6 @@
 #include <span>
 #include <vector>
 
-#include "devplace/config.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/stage_graph.hpp"
