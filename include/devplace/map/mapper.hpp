@@ -32,15 +32,15 @@
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
 /// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
 /// and allreduce optima, a quarter of the time limit each, with the ring-closure tables built
-/// once for both allreduce-type searches, and no local search inside them), improved by local search (`local_search`, moves and
-/// swaps: map/local_search.hpp) within a quarter of the limit, which is kept as the incumbent
-/// (the printed Algorithm 1 loses its mapping when the last search fails, and returns nothing
-/// when the initial map is optimal). When the time limit ends the run unproved, the incumbent is
-/// polished again in the last sixteenth of the limit, kept back for it.
+/// once for both allreduce-type searches and no local search inside them), improved by local
+/// search (`local_search`, moves and swaps: map/local_search.hpp) within a quarter of the limit,
+/// which is kept as the incumbent (the printed Algorithm 1 loses its mapping when the last search
+/// fails, and returns nothing when the initial map is optimal). When the time limit ends the run
+/// unproved, the incumbent is polished again in the last sixteenth of the limit, kept back for it.
 /// Workers search targets that split the largest gap of the bracket (in the second half of a
-/// time limit, with 2+ workers, one searches just below the incumbent instead); a success sets t_r to the
-/// found objective and cancels the workers whose target is no longer inside the bracket; a
-/// complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
+/// time limit, with 2+ workers, one searches just below the incumbent instead); a success sets
+/// t_r to the found objective and cancels the workers whose target is no longer inside the
+/// bracket; a complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
 /// only when t_r − t_l ≤ ε has been proved. A per-target timeout (the paper's heuristic) makes
 /// the search move above that target without proof; the result is then `feasible`, not optimal.
 /// The whole run stops at `timeout_s` with status `time_limit` and the best mapping found.
