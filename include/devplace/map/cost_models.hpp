@@ -190,7 +190,7 @@ class bottleneck_walks {
   bottleneck_walks() = default;
   bottleneck_walks(const link_costs& L, std::size_t max_hops, double work_limit = 4e8,
                    clock::time_point deadline = clock::time_point::max())
-      : D_(L.devices()) {
+      : D_(L.devices()), source_(&L) {
     const std::size_t D = D_;
     if (D < 2 || max_hops == 0) return;
     std::vector<double> cur(D * D);
@@ -232,9 +232,12 @@ class bottleneck_walks {
     const double v = t[a * D_ + b];
     return std::isfinite(v) ? v : 0.0;
   }
+  /// The link tables these walks were built from (to reuse them only on the same object).
+  [[nodiscard]] const link_costs* source() const noexcept { return source_; }
 
  private:
   std::size_t D_ = 0;
+  const link_costs* source_ = nullptr;
   std::vector<std::vector<double>> tables_;  // tables_[h-1] = B_h
   bool converged_ = false, complete_ = false;
 };
@@ -489,10 +492,12 @@ struct allreduce_cost {
   }
 
   /// A copy with the bottleneck-walk tables of `L` up to R links (ring-closure bounds), cut short
-  /// at `deadline`.
+  /// at `deadline`. Tables already built from the same `L` object are kept (not rebuilt): the
+  /// combined mapping builds them once for its allreduce warm start and its own search.
   [[nodiscard]] allreduce_cost prepare(const stage_graph& g, const link_costs& L,
                                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
     allreduce_cost c = *this;
+    if (walks && walks->source() == &L) return c;
     if (g.replicas() >= 2 && !L.has_latency())
       c.walks = std::make_shared<const bottleneck_walks>(L, g.replicas(), 4e8, deadline);
     return c;

@@ -35,12 +35,16 @@
 ///
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
 /// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
-/// and allreduce optima, a quarter of the time limit each), which is kept as the incumbent (the
-/// printed Algorithm 1 loses its mapping when the last search fails, and returns nothing when the
-/// initial map is optimal).
-/// Workers search targets that split the largest gap of the bracket; a success sets t_r to the
-/// found objective and cancels the workers whose target is no longer inside the bracket; a
-/// complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
+/// and allreduce optima, a quarter of the time limit each, with the ring-closure tables built
+/// once for both allreduce-type searches and no local search inside them), improved by local
+/// search (`local_search`, moves and swaps: map/local_search.hpp) within a quarter of the limit,
+/// which is kept as the incumbent (the printed Algorithm 1 loses its mapping when the last search
+/// fails, and returns nothing when the initial map is optimal). When the time limit ends the run
+/// unproved, the incumbent is polished again in the last sixteenth of the limit, kept back for it.
+/// Workers search targets that split the largest gap of the bracket (in the second half of a
+/// time limit, with 2+ workers, one searches just below the incumbent instead); a success sets
+/// t_r to the found objective and cancels the workers whose target is no longer inside the
+/// bracket; a complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
 /// only when t_r − t_l ≤ ε has been proved. A per-target timeout (the paper's heuristic) makes
 /// the search move above that target without proof; the result is then `feasible`, not optimal.
 /// The whole run stops at `timeout_s` with status `time_limit` and the best mapping found.
@@ -71,6 +75,7 @@
 #include "devplace/map/mapping_search.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/local_search.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/map/symmetry.hpp"
 #include "devplace/status.hpp"
@@ -113,6 +118,7 @@ struct mapping_result {
   std::size_t searches = 0;                      ///< inner searches started
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
   std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
+  std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
   double time_s = 0;
   std::string cost;                              ///< the model's name
 
@@ -139,12 +145,22 @@ class bracket_search {
   mapping_result run() {
     // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs.
     initial_bracket();
+    // Local search on the best of them, within a bounded share of the limit; a share is kept
+    // back at the end to polish the incumbent when the time limit stops the exact search.
+    const auto limit = deadline_ == clock::time_point::max() ? clock::duration::max() : deadline_ - t0_;
+    const auto end = deadline_;
+    if (o_.local_search && limit != clock::duration::max()) deadline_ = t0_ + limit - limit / 16;
+    if (limit != clock::duration::max() && threads_ >= 2) descent_at_ = t0_ + limit / 2;
+    if (o_.local_search)
+      polish_starts(limit == clock::duration::max() ? clock::time_point::max() : std::min(deadline_, t0_ + limit / 4));
     search_.emplace(g_, L_, model_, o_, deadline_);
     t_l_ = search_->initial_lower_bound();  // 0 when the set-up stopped before the bound table was complete
     res_.initial_lower_bound_ms = t_l_;
     heuristic_lower_ = t_l_;
     if (!search_->ready()) {  // the time limit passed during the set-up: the best baseline, no search
       timed_out_ = true;
+      deadline_ = end;
+      if (o_.local_search) polish(best_, end);
       return finish();
     }
     {
@@ -155,6 +171,8 @@ class bracket_search {
     for (auto& j : jobs_) absorb(*j, /*final=*/true);
     if (failure_) std::rethrow_exception(failure_);
     if (!timed_out_ && clock::now() >= deadline_ && t_r_ - t_l_ > eps()) timed_out_ = true;
+    deadline_ = end;
+    if (o_.local_search && t_r_ - t_l_ > eps()) polish(best_, end);  // unproved: improve the incumbent
     return finish();
   }
 
@@ -169,24 +187,56 @@ class bracket_search {
 
   /// The best of the CS, p2p and random maps (and the warm starts) as the incumbent t_r0.
   void initial_bracket() {
-    for (auto b : {baseline::cs, baseline::p2p, baseline::random}) {
-      const auto dev = flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed));
+    auto offer = [&](std::vector<std::size_t> dev, std::string name) {
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::string(to_string(b));
-    }
-    for (const auto& dev : o_.warm_starts) {
-      const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = "warm start";
-    }
+      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::move(name);
+      starts_.emplace_back(x, std::move(dev));
+    };
+    for (auto b : {baseline::cs, baseline::p2p, baseline::random})
+      offer(flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed)), std::string(to_string(b)));
+    for (const auto& dev : o_.warm_starts) offer(dev, "warm start");
     res_.initial_upper_bound_ms = t_r_;
+  }
+
+  /// Local search from every baseline and warm start, the best first, until `until` (each one
+  /// is cheap on small inputs; on large ones the first takes the whole share).
+  void polish_starts(clock::time_point until) {
+    std::stable_sort(starts_.begin(), starts_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& s : starts_) polish(s.second, until);
+    starts_.clear();
+  }
+
+  /// Local search (map/local_search.hpp) from `dev` until `until`; its result becomes the
+  /// incumbent when its objective is lower. Skipped from a mapping it already left unchanged.
+  void polish(const std::vector<std::size_t>& dev, clock::time_point until) {
+    if (dev.empty() || dev == polished_ || clock::now() >= until) return;
+    auto r = improve_mapping_flat(g_, L_, model_, std::span<const std::size_t>(dev), {.deadline = until});
+    res_.local_search_changes += r.moves + r.swaps;
+    if (r.objective_ms < t_r_) {
+      t_r_ = r.objective_ms, best_ = std::move(r.dev);
+      if (r.local_optimum) polished_ = best_;
+    } else if (r.local_optimum && dev == best_) {
+      polished_ = best_;  // the incumbent: no move or swap lowers its objective
+    }
   }
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }
 
-  /// The middle of the largest gap between the bracket's ends and the targets being searched;
-  /// -1 when no gap is wider than ε.
+  /// In the second half of a time limit, with two or more workers and none searching the top
+  /// quarter of the bracket, a target just below the incumbent (1/16 of the bracket): a descent
+  /// that finds a better mapping soon when the targets in the middle are hard, and closes the
+  /// bracket when the incumbent is optimal. Else the middle of the largest gap between the
+  /// bracket's ends and the targets being searched; -1 when no gap is wider than ε.
   [[nodiscard]] double next_target() const {
-    std::vector<double> pts{std::max(t_l_, heuristic_lower_), t_r_};
+    const double lo = std::max(t_l_, heuristic_lower_);
+    if (clock::now() >= descent_at_ && t_r_ - lo > eps()) {
+      const double near = t_r_ - (t_r_ - lo) / 16;
+      const bool covered = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& j) {
+        return !j->cancelled && !j->done && j->target >= t_r_ - (t_r_ - lo) / 4;
+      });
+      if (!covered && near > lo && t_r_ - near > eps()) return near;
+    }
+    std::vector<double> pts{lo, t_r_};
     for (auto& j : jobs_)
       if (!j->cancelled) pts.push_back(j->target);
     std::sort(pts.begin(), pts.end());
@@ -252,8 +302,25 @@ class bracket_search {
         timed_out_ = true;
         break;
       }
-      if (deadline_ == clock::time_point::max()) cv_.wait(lk, any_done);
-      else cv_.wait_until(lk, deadline_, any_done);
+      const auto wake = descent_started_ ? deadline_ : std::min(deadline_, descent_at_);
+      if (wake == clock::time_point::max()) cv_.wait(lk, any_done);
+      else cv_.wait_until(lk, wake, any_done);
+      if (!descent_started_ && clock::now() >= descent_at_) {
+        // Half the limit gone unproved: the lowest target of a full set of workers makes room
+        // for the descent (next_target), unless a worker already searches near the incumbent.
+        descent_started_ = true;
+        job* low = nullptr;
+        std::size_t busy = 0;
+        bool near = false;
+        const double lo = std::max(t_l_, heuristic_lower_);
+        for (auto& j : jobs_)
+          if (!j->done && !j->cancelled) {
+            ++busy;
+            near = near || j->target >= t_r_ - (t_r_ - lo) / 4;
+            if (!low || j->target < low->target) low = j.get();
+          }
+        if (low && busy >= threads_ && !near) low->cancelled = true, low->stop = true;
+      }
       for (auto it = jobs_.begin(); it != jobs_.end();) {
         if ((*it)->done) {
           absorb(**it, false);
@@ -291,10 +358,14 @@ class bracket_search {
   double t_l_ = 0, t_r_ = std::numeric_limits<double>::infinity();
   double heuristic_lower_ = 0;  // raised by per-target timeouts, not proved
   std::vector<std::size_t> best_;
+  std::vector<std::size_t> polished_;  // a mapping from which the local search found nothing lower
+  std::vector<std::pair<double, std::vector<std::size_t>>> starts_;  // baselines, warm starts: objective, mapping
   std::mutex mu_;
   std::condition_variable cv_;
   std::list<std::unique_ptr<job>> jobs_;
   bool timed_out_ = false;
+  clock::time_point descent_at_ = clock::time_point::max();  // when the descent target starts
+  bool descent_started_ = false;
   std::exception_ptr failure_;  // the first exception of a search: stops the rest, reaches the caller
 };
 
@@ -315,18 +386,35 @@ template <mapping_cost_model C>
   switch (select_cost_model(g, o.cost)) {
     case cost_choice::allreduce: return map_devices(g, L, allreduce_cost{}, o);
     case cost_choice::combined: {
-      // Warm starts: the p2p and allreduce optima (Parmesan's ensemble), a quarter of the time each.
+      // Warm starts: the p2p and allreduce optima (Parmesan's ensemble), a quarter of the time
+      // each; the combined search gets what is left. The ring-closure tables (D³ per hop) are
+      // built once, within an eighth of the limit, for the allreduce warm start and the combined
+      // search (each rebuilt them before, in a quarter of its own set-up time).
+      using clock = std::chrono::steady_clock;
+      const auto t0 = clock::now();
+      const bool limited = std::isfinite(o.timeout_s) && o.timeout_s < 1e9;
+      auto at = [&](double share) {
+        return limited ? t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s * share)))
+                       : clock::time_point::max();
+      };
+      const auto ring = allreduce_cost{}.prepare(g, L, at(1.0 / 8));
       mapper_options part = o, rest = o;
       part.timeout_s = o.timeout_s / 4;
-      double time_s = 0;
+      // No local search inside the warm starts: under their own model it only picks another of
+      // their optima, often worse under the combined one (mesh2d@256 (8, 32): an allreduce optimum
+      // at 38.3 ms combined instead of 30.5); the combined search polishes every start under its
+      // own model instead.
+      part.local_search = false;
       std::uint64_t nodes = 0;
-      for (const auto& m : {map_devices(g, L, p2p_cost{}, part), map_devices(g, L, allreduce_cost{}, part)}) {
+      std::size_t changes = 0;
+      for (const auto& m : {map_devices(g, L, p2p_cost{}, part), map_devices(g, L, ring, part)}) {
         if (m.has_solution()) rest.warm_starts.push_back(flatten(g, m.device_of));
-        time_s += m.time_s, nodes += m.nodes_explored;
+        nodes += m.nodes_explored, changes += m.local_search_changes;
       }
-      rest.timeout_s = o.timeout_s / 2;
-      auto r = map_devices(g, L, combined_cost{.micro_batches = o.micro_batches}, rest);
-      r.time_s += time_s, r.nodes_explored += nodes;  // the whole run, warm starts included
+      if (limited) rest.timeout_s = std::max(0.0, o.timeout_s - std::chrono::duration<double>(clock::now() - t0).count());
+      auto r = map_devices(g, L, combined_cost{.micro_batches = o.micro_batches, .ring = ring}, rest);
+      r.time_s = std::chrono::duration<double>(clock::now() - t0).count();  // the whole run, warm starts included
+      r.nodes_explored += nodes, r.local_search_changes += changes;
       return r;
     }
     default: return map_devices(g, L, p2p_cost{}, o);

@@ -51,6 +51,10 @@ struct mapper_options {
   /// each must be an injection onto the devices.
   std::vector<std::vector<std::size_t>> warm_starts;
   std::uint64_t automorphism_budget = 20'000'000;  ///< link comparisons spent finding orbits
+  /// Local search (moves and swaps, map/local_search.hpp) on the best baseline / warm start
+  /// before the exact search (at most 1/4 of a finite `timeout_s`) and on the incumbent when the
+  /// run ends unproved (the last 1/16 of a finite `timeout_s` is kept for it)
+  bool local_search = true;
 };
 
 /// The answer of one inner search (Algorithm 2) at a target t.
