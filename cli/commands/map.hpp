@@ -1,5 +1,5 @@
 #pragma once
-// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce|combined] [--threads N]
+// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce|combined|iteration] [--threads N]
 //              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
@@ -18,6 +18,7 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/map/mapper.hpp"
+#include "devplace/sim/iteration_mapping.hpp"
 
 namespace devplace::cli {
 
@@ -54,14 +55,33 @@ inline void run_map(const map_args& a, std::ostream& os) {
   else require_devices(reps, D);
   const stage_graph sg = make_stage_graph(g, p.stage_of, reps);
   const link_costs L(topo);
-  const cost_choice requested = parse_cost(a.cost);
+  const bool iteration = a.cost == "iteration";
+  const cost_choice requested = iteration ? cost_choice::combined : parse_cost(a.cost);
   const cost_choice cost = select_cost_model(sg, requested);
   mapping_summary m;
-  m.cost = std::string(to_string(cost));
-  if (!a.baseline.empty()) {
+  m.cost = iteration ? "iteration" : std::string(to_string(cost));
+  const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
+  const bool recompute = p.settings && p.settings->recompute;
+  if (iteration && !a.baseline.empty()) {
+    p.device_of = baseline_map(sg, D, a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random, a.seed);
+    const iteration_cost model{.forward_ms = stage_forward_ms(g, p.stage_of, p.stages), .micro_batches = MB, .recompute = recompute};
+    m.objective_ms = evaluate(sg, L, p.device_of, model).objective_ms;
+    m.method = a.baseline;
+    m.status = std::string(to_string(status::feasible));
+    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else if (iteration) {
+    const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages), {.micro_batches = MB, .recompute = recompute},
+                                     {.threads = a.threads, .timeout_s = std::max(0.0, left), .seed = a.seed});
+    p.device_of = r.device_of;
+    m.objective_ms = r.objective_ms;
+    m.method = "combined+local_search";
+    m.nodes_explored = r.nodes_explored;
+    m.status = std::string(to_string(r.status));
+    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else if (!a.baseline.empty()) {
     const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
     p.device_of = baseline_map(sg, D, b, a.seed);
-    const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
     m.objective_ms = evaluate(sg, L, p.device_of, cost, MB).objective_ms;
     m.lower_bound_ms = cost == cost_choice::allreduce  ? assignment_lower_bound(sg, L, allreduce_cost{})
                        : cost == cost_choice::combined ? assignment_lower_bound(sg, L, combined_cost{.micro_batches = MB})
@@ -103,8 +123,9 @@ inline void register_map(CLI::App& app) {
   cmd->add_option("--plan", a->plan_file, "Plan file with stage_of (devplace.plan/1)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--cost", a->cost,
                   "Stage-time model: p2p (eq. 6), allreduce (eq. 7), combined (both, allreduce over the plan's MB), "
-                  "auto (by the volume ratio)")
-      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
+                  "auto (by the volume ratio), iteration (the combined mapping improved by local search on the simulated "
+                  "GPipe iteration with blocking sends, fill and drain included: the plan's MB and recompute setting)")
+      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined", "iteration"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
       ->check(seconds_validator());

@@ -4,6 +4,7 @@
 // allreduce, update); the fill + MB · load + drain bound under both schedules, attained by 1F1B
 // on equal stages; and the combined mapping objective (steady state) below it.
 #include "devplace/sim/closed_form.hpp"
+#include "devplace/sim/iteration_mapping.hpp"
 
 #include <doctest/doctest.h>
 
@@ -218,4 +219,57 @@ TEST_CASE("iteration_cost: the mapping objective is the simulated GPipe iteratio
   }
   CHECK(cases >= 15);
   MESSAGE("iteration_cost: mapper = brute force on " << cases << " instances");
+}
+
+TEST_CASE("map_for_iteration: its objective is the simulated iteration, never slower than the CS map or the combined optimum") {
+  std::mt19937_64 rng(1234);
+  int faster_than_combined = 0;
+  for (int it = 0; it < 60; ++it) {
+    const std::size_t S = 1 + rng() % 4, R = 1 + rng() % 3;
+    auto in = cf_random(rng, S, R, rng() % 4 == 0, /*empty_messages=*/false);
+    const std::size_t MB = 1 + rng() % 6;
+    const bool recompute = rng() % 2 == 0;
+    const link_costs L(in.topo);
+    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute, .blocking_sends = true};
+    mapper_options mo;
+    mo.threads = 1;
+    const auto r = map_for_iteration(in.sg, L, in.pm.forward_ms, {.micro_batches = MB, .recompute = recompute}, mo);
+    CAPTURE(it);
+    REQUIRE(r.has_solution());
+    CHECK(r.cost == "iteration");
+    CHECK_FALSE(r.optimal);
+    CHECK(r.status == status::feasible);  // no time limit: every local search ran to its local optimum
+    in.pm.device_of = r.device_of;
+    const double mine = simulate(in.pm, in.topo, o).iteration_ms;
+    CHECK(r.objective_ms == doctest::Approx(mine).epsilon(1e-9));
+    in.pm.device_of = cs_map(in.sg);
+    CHECK(mine <= simulate(in.pm, in.topo, o).iteration_ms * (1 + 1e-9));
+    mo.cost = cost_choice::combined;
+    mo.micro_batches = MB;
+    in.pm.device_of = map_devices(in.sg, L, mo).device_of;
+    const double combined = simulate(in.pm, in.topo, o).iteration_ms;
+    CHECK(mine <= combined * (1 + 1e-9));
+    faster_than_combined += mine < combined * (1 - 1e-9);
+  }
+  MESSAGE("map_for_iteration: faster than the combined optimum on " << faster_than_combined << " of 60 instances");
+}
+
+TEST_CASE("map_for_iteration and stage_forward_ms: arguments are checked") {
+  op_graph_builder b;
+  b.add_op({.id = 0, .fwd_ms = 1, .bwd_ms = 3});
+  b.add_op({.id = 1, .fwd_ms = 2, .bwd_ms = 1});
+  b.add_op({.id = 2, .fwd_ms = 4, .bwd_ms = 1});
+  b.add_edge(0, 1, 1e6);
+  b.add_edge(1, 2, 1e6);
+  const op_graph g = std::move(b).build();
+  const std::vector<std::size_t> stage_of{0, 0, 1};
+  CHECK(stage_forward_ms(g, stage_of, 2) == std::vector<double>{3.0, 4.0});
+  CHECK_THROWS_AS((void)stage_forward_ms(g, std::vector<std::size_t>{0, 1}, 2), std::invalid_argument);
+  CHECK_THROWS_AS((void)stage_forward_ms(g, std::vector<std::size_t>{0, 1, 2}, 2), std::invalid_argument);
+  const stage_graph sg(1, {2.0, 3.0}, {0.0, 0.0}, {{0.0, 1e6}, {1e6, 0.0}});
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(3, 3, 10.0);
+  const link_costs L{matrix_topology(bw)};
+  CHECK_THROWS_AS((void)map_for_iteration(sg, L, {1.0}, {.micro_batches = 2}), std::invalid_argument);
+  CHECK_THROWS_AS((void)map_for_iteration(sg, L, {1.0, 1.0}, {.micro_batches = 0}), std::invalid_argument);
+  CHECK_THROWS_AS((void)map_for_iteration(sg, L, {1.0, 1.0}, {.micro_batches = 2, .combined_share = 0.0}), std::invalid_argument);
 }
