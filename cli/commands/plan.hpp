@@ -1,7 +1,7 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-//               [--cost auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet]
+//               [--cost auto|p2p|allreduce|combined|iteration] [--no-prune] [--general] [--quiet]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
 // explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
@@ -60,8 +60,10 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
   cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
-  cmd->add_option("--cost", a->cost, "Mapping cost model: p2p, allreduce, combined (both, allreduce over MB), auto")
-      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined"}))->capture_default_str();
+  cmd->add_option("--cost", a->cost,
+                  "Mapping cost model: p2p, allreduce, combined (both, allreduce over MB), auto, iteration (combined, "
+                  "then local search on the simulated GPipe iteration)")
+      ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined", "iteration"}))->capture_default_str();
   cmd->add_flag("--no-prune", a->no_prune, "Explore every configuration (no bound pruning)");
   cmd->add_flag("--general", a->o.general,
                 "Also Parmesan's general DP J(2) for every S: stages with their own replica counts summing to D");
@@ -80,7 +82,8 @@ inline void register_plan(CLI::App& app) {
     const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
     a->o.recompute = !a->no_recompute;
-    a->o.cost = parse_cost(a->cost);
+    a->o.iteration_mapping = a->cost == "iteration";
+    a->o.cost = a->o.iteration_mapping ? cost_choice::combined : parse_cost(a->cost);
     a->o.prune = !a->no_prune;
     const bool progress = !a->quiet && isatty(fileno(stderr));
     if (progress) a->o.progress = print_plan_progress;

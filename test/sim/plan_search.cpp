@@ -54,3 +54,30 @@ TEST_CASE("search_plan tries every S x R <= D by default") {
   CHECK(configs == std::set<std::pair<std::size_t, std::size_t>>{{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 2}, {3, 1}, {4, 1}});
   CHECK(r.status == status::feasible);
 }
+
+TEST_CASE("search_plan with iteration_mapping: each mapping objective is its plan's simulated GPipe iteration") {
+  const op_graph g = io::read_graph_json(std::string(DEVPLACE_SOURCE_DIR) + "/examples/data/inception_v3_mbs32.json");
+  const auto t = two_level(2, 4);  // 8 devices
+  const auto r = search_plan(g, t, {.exact_product = true, .micro_batches = 4, .micro_batch_size = 32, .map_timeout_s = 5,
+                                    .threads = 2, .iteration_mapping = true});
+  REQUIRE(r.status == status::feasible);
+  int checked = 0;
+  for (const auto& c : r.candidates) {
+    if (c.status != status::feasible) continue;
+    const plan& p = c.result;
+    CHECK(c.cost == "iteration");
+    REQUIRE(p.settings);
+    CHECK(p.settings->cost == "iteration");
+    CHECK_FALSE(c.mapping_optimal);
+    // The objective is the closed form of the GPipe iteration with blocking sends: the simulator's.
+    const auto blocking = simulate(make_pipeline_model(g, p.stage_of, p.stages, p.device_of), t,
+                                   {.micro_batches = 4, .micro_batch_size = 32, .recompute = true, .blocking_sends = true});
+    CHECK(c.mapping_ms == doctest::Approx(blocking.iteration_ms).epsilon(1e-9));
+    // The figures of the plan are the default (overlapped) simulation, as for every cost model.
+    const auto sim = simulate(make_pipeline_model(g, p.stage_of, p.stages, p.device_of), t,
+                              {.micro_batches = 4, .micro_batch_size = 32, .recompute = true});
+    CHECK(sim.samples_per_s == doctest::Approx(c.samples_per_s));
+    ++checked;
+  }
+  CHECK(checked >= 2);
+}

@@ -135,8 +135,8 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     }
     if (const auto* v = detail::reader::optional(*x, "cost")) {
       st.cost = r.string(*v, "/settings/cost");
-      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined")
-        r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\" or \"combined\"");
+      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined" && st.cost != "iteration")
+        r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
     }
     p.settings = std::move(st);
   }

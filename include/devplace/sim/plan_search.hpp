@@ -41,6 +41,7 @@
 #include "devplace/partition/general_dp.hpp"
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/plan.hpp"
+#include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 #include "devplace/views/quotient.hpp"
@@ -87,6 +88,9 @@ struct plan_search_options {
   double map_timeout_s = 5.0;          ///< per configuration
   unsigned threads = 0;                ///< configurations at once; 0: hardware concurrency
   cost_choice cost = cost_choice::automatic;  ///< the mapper's cost model (combined: over MB micro-batches)
+  /// Map every option with `map_for_iteration` (sim/iteration_mapping.hpp: the combined mapper,
+  /// then local search on the closed-form GPipe iteration) instead of `map_devices` with `cost`.
+  bool iteration_mapping = false;
   bool prune = true;                   ///< bound-pruned search; false: every configuration explored
   /// Also the general DP J(2) for every S with 2 ≤ S < D: per-stage replica counts summing to D
   /// (a configuration of its own, listed after the equal-count ones).
@@ -310,7 +314,8 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.micro_batches = o.micro_batches;
   p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(o.schedule)),
                              .recompute = o.recompute, .blocking_sends = so.blocking_sends,
-                             .phase1_bandwidth_gbps = o.bandwidth_gbps, .cost = std::string(to_string(o.cost))};
+                             .phase1_bandwidth_gbps = o.bandwidth_gbps,
+                             .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost))};
   p.stage_of = opt.stage_of;
   p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
   p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
@@ -342,8 +347,12 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
   for (const auto& opt : options) {
     if (o.prune && opt.bound_samples_per_s < incumbent()) continue;
     const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
-    const auto mr = map_devices(sg, t, mapper_options{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
-                                                      .micro_batches = o.micro_batches});
+    const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
+                            .micro_batches = o.micro_batches};
+    const auto mr = o.iteration_mapping
+                        ? map_for_iteration(sg, link_costs(t), stage_forward_ms(g, opt.stage_of, opt.replicas.size()),
+                                            {.micro_batches = o.micro_batches, .recompute = o.recompute}, mo)
+                        : map_devices(sg, t, mo);
     if (mr.device_of.empty()) continue;
     auto run = [&](const device_mapping& dev) {
       std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
