@@ -193,17 +193,34 @@ TEST_CASE("local search: rejects a mapping that is not injective onto the device
   CHECK_THROWS_AS((void)improve_mapping(g, L, p2p_cost{}, device_mapping{{0, 1}}), std::invalid_argument);
 }
 
+namespace {
+
+struct combined_instance {
+  stage_graph g;
+  link_costs L;
+  combined_cost model;
+  double optimum_ms;
+};
+
+// D devices, 2 <= S·R <= D, topology kind by `it`, the combined model over 1..4 micro-batches,
+// and its brute-force optimum.
+combined_instance random_combined_instance(std::mt19937_64& rng, std::size_t D, int it) {
+  std::size_t S, R;
+  do S = 1 + rng() % D, R = 1 + rng() % D;
+  while (S * R > D || S * R < 2);
+  auto g = random_stage_graph(rng, S, R);
+  link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
+  const combined_cost model{.micro_batches = 1 + rng() % 4};
+  const double opt = test::brute_force(g, L, model);
+  return {std::move(g), std::move(L), model, opt};
+}
+
+}  // namespace
+
 TEST_CASE("mapper: with local search the proved results still equal brute force, a user model too") {
   std::mt19937_64 rng(59);
   for (int it = 0; it < 40; ++it) {
-    const std::size_t D = 3 + rng() % 5;
-    std::size_t S, R;
-    do S = 1 + rng() % D, R = 1 + rng() % D;
-    while (S * R > D || S * R < 2);
-    const auto g = random_stage_graph(rng, S, R);
-    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
-    const combined_cost model{.micro_batches = 1 + rng() % 4};
-    const double opt = test::brute_force(g, L, model);
+    const auto [g, L, model, opt] = random_combined_instance(rng, 3 + rng() % 5, it);
     const auto r = map_devices(g, L, model, {.threads = 1 + unsigned(it % 2), .local_search = true});
     CAPTURE(it);
     REQUIRE(r.status == status::optimal);
@@ -232,14 +249,7 @@ TEST_CASE("mapper: short time limits with two workers (descent target, final pol
   std::mt19937_64 rng(61);
   int proved = 0, stopped = 0;
   for (int it = 0; it < 60; ++it) {
-    const std::size_t D = 5 + rng() % 4;
-    std::size_t S, R;
-    do S = 1 + rng() % D, R = 1 + rng() % D;
-    while (S * R > D || S * R < 2);
-    const auto g = random_stage_graph(rng, S, R);
-    const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
-    const combined_cost model{.micro_batches = 1 + rng() % 4};
-    const double opt = test::brute_force(g, L, model);
+    const auto [g, L, model, opt] = random_combined_instance(rng, 5 + rng() % 4, it);
     const double limit = 2e-5 * double(1u << (it % 11));
     const auto r = map_devices(g, L, model, {.threads = 2, .timeout_s = limit});
     CAPTURE(it);
