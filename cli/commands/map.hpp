@@ -62,16 +62,18 @@ inline void run_map(const map_args& a, std::ostream& os) {
   m.cost = iteration ? "iteration" : std::string(to_string(cost));
   const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
   const bool recompute = p.settings && p.settings->recompute;
+  const bool blocking = p.settings && p.settings->blocking_sends;
   if (iteration && !a.baseline.empty()) {
     p.device_of = baseline_map(sg, D, a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random, a.seed);
-    const iteration_cost model{.forward_ms = stage_forward_ms(g, p.stage_of, p.stages), .micro_batches = MB, .recompute = recompute};
+    const iteration_cost model{.forward_ms = stage_forward_ms(g, p.stage_of, p.stages), .micro_batches = MB, .recompute = recompute,
+                               .blocking_sends = blocking};
     m.objective_ms = evaluate(sg, L, p.device_of, model).objective_ms;
     m.method = a.baseline;
     m.status = std::string(to_string(status::feasible));
     m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else if (iteration) {
     const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages), {.micro_batches = MB, .recompute = recompute},
+    const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages), {.micro_batches = MB, .recompute = recompute, .blocking_sends = blocking},
                                      {.threads = a.threads, .timeout_s = std::max(0.0, left), .seed = a.seed});
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;

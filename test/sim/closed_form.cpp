@@ -174,9 +174,12 @@ TEST_CASE("iteration_cost: the mapping objective is the simulated GPipe iteratio
     const auto in = cf_random(rng, S, R, rng() % 3 == 0, /*empty_messages=*/false);
     const std::size_t MB = 1 + rng() % 6;
     const bool recompute = rng() % 2 == 0;
-    const iteration_cost model{.forward_ms = in.pm.forward_ms, .micro_batches = MB, .recompute = recompute};
+    const bool blocking = it % 2 == 0;
+    const iteration_cost model{.forward_ms = in.pm.forward_ms, .micro_batches = MB, .recompute = recompute, .blocking_sends = blocking};
     const device_mapping dm(in.pm.device_of.begin(), in.pm.device_of.end());
-    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute, .blocking_sends = true};
+    // overlapped sends: exact when no transfer waits for its link (links not serialised)
+    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute,
+                               .serialize_links = blocking, .blocking_sends = blocking};
     CAPTURE(it);
     CHECK(evaluate(in.sg, link_costs(in.topo), dm, model).objective_ms ==
           doctest::Approx(simulate(in.pm, in.topo, o).iteration_ms).epsilon(1e-9));
@@ -228,12 +231,13 @@ TEST_CASE("map_for_iteration: its objective is the simulated iteration, never sl
     const std::size_t S = 1 + rng() % 4, R = 1 + rng() % 3;
     auto in = cf_random(rng, S, R, rng() % 4 == 0, /*empty_messages=*/false);
     const std::size_t MB = 1 + rng() % 6;
-    const bool recompute = rng() % 2 == 0;
+    const bool recompute = rng() % 2 == 0, blocking = it % 2 == 0;
     const link_costs L(in.topo);
-    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute, .blocking_sends = true};
+    const simulation_options o{.micro_batches = MB, .schedule = pipeline_schedule::gpipe, .recompute = recompute,
+                               .serialize_links = blocking, .blocking_sends = blocking};
     mapper_options mo;
     mo.threads = 1;
-    const auto r = map_for_iteration(in.sg, L, in.pm.forward_ms, {.micro_batches = MB, .recompute = recompute}, mo);
+    const auto r = map_for_iteration(in.sg, L, in.pm.forward_ms, {.micro_batches = MB, .recompute = recompute, .blocking_sends = blocking}, mo);
     CAPTURE(it);
     REQUIRE(r.has_solution());
     CHECK(r.cost == "iteration");

@@ -202,11 +202,12 @@ inline iteration_closed_form closed_form_core(const replica_graph& g, std::size_
   return r;
 }
 
-/// The replica graph of a (partly) mapped stage graph under blocking sends: a transfer or ring
-/// whose devices are not all placed counts 0, so every quantity is a lower bound of its value in
-/// any completion (and exact once everything is placed).
+/// The replica graph of a (partly) mapped stage graph, with blocking sends (a transfer is part of
+/// its sender's task) or overlapped ones (a delay on the arc): a transfer or ring whose devices
+/// are not all placed counts 0, so every quantity is a lower bound of its value in any completion
+/// (and exact once everything is placed).
 inline replica_graph replica_graph_of(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev,
-                                      const std::vector<double>& forward_ms, bool recompute) {
+                                      const std::vector<double>& forward_ms, bool recompute, bool blocking_sends = true) {
   const std::size_t S = g.stages(), R = g.replicas();
   replica_graph x;
   x.V = g.vertices();
@@ -231,11 +232,18 @@ inline replica_graph replica_graph_of(const stage_graph& g, const link_costs& L,
         for (std::size_t j = lo; j < hi; ++j) {
           const std::size_t u = g.vertex(s, r), w = g.vertex(t, j);
           const double bytes = g.exchange_bytes(s, r, t, j);
+          double tf = 0, tb = 0;
           if (dev[u] != unplaced && dev[w] != unplaced) {
-            x.a[u] += L.transfer_ms(dev[u], dev[w], bytes);
-            x.b[w] += L.transfer_ms(dev[w], dev[u], bytes);
+            tf = L.transfer_ms(dev[u], dev[w], bytes);
+            tb = L.transfer_ms(dev[w], dev[u], bytes);
           }
-          x.arcs.push_back({u, w, 0.0, 0.0});
+          if (blocking_sends) {
+            x.a[u] += tf;
+            x.b[w] += tb;
+            x.arcs.push_back({u, w, 0.0, 0.0});
+          } else {
+            x.arcs.push_back({u, w, tf, tb});
+          }
         }
       }
     }
@@ -251,10 +259,11 @@ inline replica_graph replica_graph_of(const stage_graph& g, const link_costs& L,
 
 }  // namespace detail
 
-/// The simulated GPipe iteration as a mapping cost model (map/cost_models.hpp): with blocking
-/// sends and the allreduce as the simulator runs it, every vertex's time is the closed form above
-/// of the whole mapping, so the objective is `simulate(...).iteration_ms` of that mapping (GPipe,
-/// `blocking_sends`, `micro_batches`, `recompute`, no update) — fill, steady state and drain.
+/// The simulated GPipe iteration as a mapping cost model (map/cost_models.hpp): with the sends
+/// (`blocking_sends`) and the allreduce as the simulator runs them, every vertex's time is the
+/// closed form above of the whole mapping, so the objective is `simulate(...).iteration_ms` of
+/// that mapping (GPipe, `blocking_sends`, `micro_batches`, `recompute`, no update; with overlapped
+/// sends, when no transfer waits for its link) — fill, steady state and drain.
 /// `forward_ms[s]` is stage s's forward time (the rest of c_u(s) is its backward; empty: all
 /// backward). The stage graph's dependencies are its edges with M > 0 (a 0-byte edge, a
 /// dependency in the simulator, is none here). Every vertex reads every device, so the search
@@ -264,6 +273,10 @@ struct iteration_cost {
   std::vector<double> forward_ms;  ///< per stage
   std::size_t micro_batches = 1;   ///< MB (≥ 1)
   bool recompute = false;          ///< backward repeats the forward
+  /// Blocking sends (the sender's task includes the transfer; exact); false: overlapped sends, a
+  /// transfer delays only its receiver (exact when no transfer waits for its link, i.e. with
+  /// `simulation_options::serialize_links` off or links that are never busy twice at once)
+  bool blocking_sends = true;
 
   [[nodiscard]] std::string_view name() const noexcept { return "iteration"; }
 
@@ -275,7 +288,7 @@ struct iteration_cost {
   }
 
   [[nodiscard]] double time(const stage_graph& g, const link_costs& L, std::span<const std::size_t> dev, std::size_t) const {
-    return detail::closed_form_core(detail::replica_graph_of(g, L, dev, forward_ms, recompute),
+    return detail::closed_form_core(detail::replica_graph_of(g, L, dev, forward_ms, recompute, blocking_sends),
                                     std::max<std::size_t>(micro_batches, 1), 0.0)
         .gpipe_ms;
   }

@@ -9,9 +9,10 @@
 /// micro-batch, but 524.983 against 507.165 ms per iteration). `map_for_iteration` therefore
 /// maps under the combined model (`map_devices`, warm starts and all), then improves the mapping
 /// by local search (map/local_search.hpp) under `iteration_cost` — the closed form of the GPipe
-/// iteration with blocking sends, equal to `simulate(...).iteration_ms` of the mapping — from the
-/// combined mapping and from the CS and p2p maps, and keeps the fastest. Its objective is that
-/// iteration (ms); no lower bound is claimed and it is never reported optimal.
+/// iteration, equal to `simulate(...).iteration_ms` of the mapping with blocking sends, and with
+/// overlapped sends (the default) when no transfer waits for its link — from the combined mapping
+/// and from the CS and p2p maps, and keeps the fastest. Its objective is that iteration (ms); no
+/// lower bound is claimed and it is never reported optimal.
 ///
 ///   const auto fwd = stage_forward_ms(g, plan.stage_of, S);
 ///   const auto r = map_for_iteration(sg, link_costs(topology), fwd, {.micro_batches = 4, .recompute = true},
@@ -59,13 +60,16 @@ template <class G>
 struct iteration_mapping_settings {
   std::size_t micro_batches = 1;  ///< MB of the simulated iteration (≥ 1)
   bool recompute = false;         ///< backward repeats the forward, as in the simulation
+  /// The simulation's sends: false (its default) overlaps them with compute, so a transfer only
+  /// delays its receiver; true makes it part of the sender's task (`iteration_cost::blocking_sends`)
+  bool blocking_sends = false;
   /// Share of the time limit for the combined mapper; the rest goes to the local search.
   double combined_share = 0.5;
 };
 
 /// The mapping (file comment): `map_devices` under the combined model with `o` (its
 /// `micro_batches` set from `s`), then local search under `iteration_cost`. The result's
-/// objective_ms is the GPipe iteration of the mapping (blocking sends), cost "iteration",
+/// objective_ms is the closed-form GPipe iteration of the mapping, cost "iteration",
 /// status `feasible` (or `time_limit` when the limit stopped either step), lower_bound_ms 0.
 [[nodiscard]] inline mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> forward_ms,
                                                       const iteration_mapping_settings& s, mapper_options o = {}) {
@@ -84,7 +88,8 @@ struct iteration_mapping_settings {
   o.micro_batches = s.micro_batches;
   if (limited) o.timeout_s *= s.combined_share;
   mapping_result r = map_devices(g, L, o);
-  const iteration_cost model{.forward_ms = std::move(forward_ms), .micro_batches = s.micro_batches, .recompute = s.recompute};
+  const iteration_cost model{.forward_ms = std::move(forward_ms), .micro_batches = s.micro_batches, .recompute = s.recompute,
+                             .blocking_sends = s.blocking_sends};
   std::vector<std::vector<std::size_t>> starts;
   if (r.has_solution()) starts.push_back(flatten(g, r.device_of));
   for (auto b : {baseline::cs, baseline::p2p}) starts.push_back(flatten(g, baseline_map(g, L.devices(), b, o.seed)));

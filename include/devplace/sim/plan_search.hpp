@@ -351,7 +351,9 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
                             .micro_batches = o.micro_batches};
     const auto mr = o.iteration_mapping
                         ? map_for_iteration(sg, link_costs(t), stage_forward_ms(g, opt.stage_of, opt.replicas.size()),
-                                            {.micro_batches = o.micro_batches, .recompute = o.recompute}, mo)
+                                            {.micro_batches = o.micro_batches, .recompute = o.recompute,
+                                             .blocking_sends = so.blocking_sends},
+                                            mo)
                         : map_devices(sg, t, mo);
     if (mr.device_of.empty()) continue;
     auto run = [&](const device_mapping& dev) {
