@@ -153,5 +153,5 @@ TEST_CASE("plan JSON: bad per-stage replica counts name the pointer and the reas
         "p.json: /device_of/1: expected 3 device ids (one per replica), got 1");
   CHECK(plan_error_of(head3 + R"("stage_replicas": [3, 1, 2], "device_of": [[0, 1, 2], [3], [4, 5]]})").empty());
   CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 1, "replicas": 1, "stage_of": [0], "settings": {"cost": "fast"}})") ==
-        "p.json: /settings/cost: expected \"auto\", \"p2p\", \"allreduce\" or \"combined\"");
+        "p.json: /settings/cost: expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
 }
