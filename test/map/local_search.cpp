@@ -77,8 +77,9 @@ struct user_max_cost {
       const auto [lo, hi] = g.peers(s, r, u);
       for (std::size_t j = lo; j < hi; ++j) t = std::max(t, L.transfer_ms(dev[v], dev[g.vertex(u, j)], g.exchange_bytes(s, r, u, j)));
     }
-    for (std::size_t q = 0; q < g.replicas(s); ++q)
-      if (q != r) t = std::max(t, L.transfer_ms(dev[v], dev[g.vertex(s, q)], g.allreduce_bytes(s)));
+    if (g.allreduce_bytes(s) > 0)  // its declared dependencies: no ring partners without bytes
+      for (std::size_t q = 0; q < g.replicas(s); ++q)
+        if (q != r) t = std::max(t, L.transfer_ms(dev[v], dev[g.vertex(s, q)], g.allreduce_bytes(s)));
     return t;
   }
   double bound(const stage_graph&, const link_costs&, std::span<const std::size_t>, std::size_t) const { return 0; }
