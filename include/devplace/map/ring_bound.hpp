@@ -32,30 +32,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "devplace/detail/disjoint_sets.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace {
 
 namespace detail {
-
-/// Disjoint sets, path halving and union by size.
-struct disjoint_sets {
-  std::vector<std::size_t> parent, size;
-  explicit disjoint_sets(std::size_t n) : parent(n), size(n, 1) { std::iota(parent.begin(), parent.end(), std::size_t{0}); }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void unite(std::size_t a, std::size_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b) return;
-    if (size[a] < size[b]) std::swap(a, b);
-    parent[b] = a;
-    size[a] += size[b];
-  }
-};
 
 /// Dinic's maximum flow on a small graph with integer capacities.
 class small_max_flow {
