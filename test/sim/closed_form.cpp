@@ -4,7 +4,9 @@
 // allreduce, update); the fill + MB · load + drain bound under both schedules, attained by 1F1B
 // on equal stages; and the combined mapping objective (steady state) below it.
 #include "devplace/sim/closed_form.hpp"
+#include "devplace/dag/op_graph.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
+#include "devplace/views/with_costs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -268,6 +270,10 @@ TEST_CASE("map_for_iteration and stage_forward_ms: arguments are checked") {
   const op_graph g = std::move(b).build();
   const std::vector<std::size_t> stage_of{0, 0, 1};
   CHECK(stage_forward_ms(g, stage_of, 2) == std::vector<double>{3.0, 4.0});
+  // any profiled_dag: the forward times of a with_costs view over plain adjacency lists
+  const std::vector<std::vector<int>> adj{{1}, {2}, {}};
+  const auto view = views::with_costs(adj, costs{.forward_ms = [](const auto&, std::size_t v) { return 1.0 + double(v); }});
+  CHECK(stage_forward_ms(view, stage_of, 2) == std::vector<double>{3.0, 3.0});
   CHECK_THROWS_AS((void)stage_forward_ms(g, std::vector<std::size_t>{0, 1}, 2), std::invalid_argument);
   CHECK_THROWS_AS((void)stage_forward_ms(g, std::vector<std::size_t>{0, 1, 2}, 2), std::invalid_argument);
   const stage_graph sg(1, {2.0, 3.0}, {0.0, 0.0}, {{0.0, 1e6}, {1e6, 0.0}});

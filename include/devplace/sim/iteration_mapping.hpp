@@ -31,7 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "devplace/dag/op_graph.hpp"
+#include "devplace/dag/access.hpp"
+#include "devplace/dag/properties.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/local_search.hpp"
 #include "devplace/map/mapper.hpp"
@@ -39,20 +40,21 @@
 
 namespace devplace {
 
-/// Stage s's forward time Σ fwd_ms of its operators (the rest of its c_u is backward), for
-/// `iteration_cost::forward_ms`. Throws std::invalid_argument when stage_of does not fit g or S.
-template <class G>
-  requires requires(const G& g, std::size_t v) { g.op(v).fwd_ms; g.num_vertices(); }
+/// Stage s's forward time Σ forward_ms(g, v) of its operators (the rest of its c_u is backward),
+/// for `iteration_cost::forward_ms`, on any `profiled_dag`. Throws std::invalid_argument when
+/// stage_of does not fit g or S.
+template <profiled_dag G>
 [[nodiscard]] std::vector<double> stage_forward_ms(const G& g, std::span<const std::size_t> stage_of, std::size_t S) {
-  if (stage_of.size() != g.num_vertices())
+  const std::size_t n = devplace::num_vertices(g);
+  if (stage_of.size() != n)
     throw std::invalid_argument("stage_forward_ms: stage_of has " + std::to_string(stage_of.size()) + " entries for " +
-                                std::to_string(g.num_vertices()) + " operators");
+                                std::to_string(n) + " operators");
   std::vector<double> fwd(S, 0.0);
-  for (std::size_t v = 0; v < stage_of.size(); ++v) {
+  for (std::size_t v = 0; v < n; ++v) {
     if (stage_of[v] >= S)
       throw std::invalid_argument("stage_forward_ms: operator " + std::to_string(v) + " is in stage " +
                                   std::to_string(stage_of[v]) + " of " + std::to_string(S));
-    fwd[stage_of[v]] += g.op(v).fwd_ms;
+    fwd[stage_of[v]] += devplace::forward_ms(g, v);
   }
   return fwd;
 }
