@@ -62,6 +62,40 @@ class link_costs {
     sort_links();
   }
 
+  /// The links among `devices` (distinct ids < devices()), renumbered 0..n−1 in that order: the
+  /// same values, not recomputed from bandwidths. O(n² log n). Throws std::invalid_argument for an
+  /// id out of range or repeated.
+  [[nodiscard]] link_costs subset(std::span<const std::size_t> devices) const {
+    const std::size_t n = devices.size();
+    std::vector<char> seen(D_, 0);
+    for (auto d : devices) {
+      if (d >= D_ || seen[d]) throw std::invalid_argument("link_costs::subset: device ids must be distinct and < " + std::to_string(D_));
+      seen[d] = 1;
+    }
+    link_costs s;
+    s.D_ = n;
+    s.w_.assign(n * n, 0.0);
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = 0; b < n; ++b)
+        if (a != b) s.w_[a * n + b] = w_[devices[a] * D_ + devices[b]];
+    if (has_latency_) {
+      s.lat_.assign(n * n, 0.0);
+      for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b)
+          if (a != b && (s.lat_[a * n + b] = lat_[devices[a] * D_ + devices[b]]) > 0) s.has_latency_ = true;
+      if (!s.has_latency_) s.lat_.clear();
+    }
+    s.symmetric_ = true;
+    for (std::size_t a = 0; a < n && s.symmetric_; ++a)
+      for (std::size_t b = a + 1; b < n; ++b)
+        if (s.w_[a * n + b] != s.w_[b * n + a] || s.latency_ms(a, b) != s.latency_ms(b, a)) {
+          s.symmetric_ = false;
+          break;
+        }
+    s.sort_links();
+    return s;
+  }
+
   [[nodiscard]] std::size_t devices() const noexcept { return D_; }
   /// w(a, b): ms to move one byte from a to b.
   [[nodiscard]] double ms_per_byte(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }

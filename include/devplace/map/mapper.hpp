@@ -40,7 +40,10 @@
 /// search (`local_search`, moves and swaps: map/local_search.hpp) within a quarter of the limit,
 /// which is kept as the incumbent (the printed Algorithm 1 loses its mapping when the last search
 /// fails, and returns nothing when the initial map is optimal). When the time limit ends the run
-/// unproved, the incumbent is polished again in the last sixteenth of the limit, kept back for it.
+/// unproved, the incumbent is polished again in the last sixteenth of the limit, kept back for it;
+/// where the model's blocks are independent (p2p copies, allreduce rings) the large-neighbourhood
+/// search (`neighbourhood_search`, map/neighbourhood_search.hpp) first re-maps a few blocks at a
+/// time exactly, in the three sixteenths before (the exact search then stops at 3/4 of the limit).
 /// Workers search targets that split the largest gap of the bracket (in the second half of a
 /// time limit, with 2+ workers, one searches just below the incumbent instead); a success sets
 /// t_r to the found objective and cancels the workers whose target is no longer inside the
@@ -76,6 +79,7 @@
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/local_search.hpp"
+#include "devplace/map/neighbourhood_search.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/map/symmetry.hpp"
 #include "devplace/status.hpp"
@@ -119,6 +123,7 @@ struct mapping_result {
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
   std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
   std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
+  std::size_t neighbourhood_changes = 0;         ///< sub-mappings the large-neighbourhood search accepted
   double time_s = 0;
   std::string cost;                              ///< the model's name
 
@@ -150,6 +155,9 @@ class bracket_search {
     const auto limit = deadline_ == clock::time_point::max() ? clock::duration::max() : deadline_ - t0_;
     const auto end = deadline_;
     if (o_.local_search && limit != clock::duration::max()) deadline_ = t0_ + limit - limit / 16;
+    const bool lns = o_.neighbourhood_search && limit != clock::duration::max() &&
+                     neighbourhood_blocks(model_, g_, L_) != block_kind::none;
+    if (lns) deadline_ = t0_ + limit - limit / 4;
     if (limit != clock::duration::max() && threads_ >= 2) descent_at_ = t0_ + limit / 2;
     if (o_.local_search)
       polish_starts(limit == clock::duration::max() ? clock::time_point::max() : std::min(deadline_, t0_ + limit / 4));
@@ -172,6 +180,7 @@ class bracket_search {
     if (failure_) std::rethrow_exception(failure_);
     if (!timed_out_ && clock::now() >= deadline_ && t_r_ - t_l_ > eps()) timed_out_ = true;
     deadline_ = end;
+    if (lns && t_r_ - t_l_ > eps()) neighbourhood(o_.local_search ? end - limit / 16 : end);  // unproved
     if (o_.local_search && t_r_ - t_l_ > eps()) polish(best_, end);  // unproved: improve the incumbent
     return finish();
   }
@@ -218,6 +227,20 @@ class bracket_search {
     } else if (r.local_optimum && dev == best_) {
       polished_ = best_;  // the incumbent: no move or swap lowers its objective
     }
+  }
+
+  /// The large-neighbourhood search (map/neighbourhood_search.hpp) from the incumbent until
+  /// `until`; its result becomes the incumbent when it changed something without a higher objective.
+  void neighbourhood(clock::time_point until) {
+    if (best_.empty() || clock::now() >= until) return;
+    const auto r = improve_by_blocks(g_, L_, model_, std::span<const std::size_t>(best_),
+                                     {.blocks = std::max<std::size_t>(o_.neighbourhood_blocks, 2),
+                                      .step_timeout_s = o_.neighbourhood_step_s,
+                                      .seed = o_.seed,
+                                      .deadline = until,
+                                      .search = o_});
+    res_.neighbourhood_changes += r.accepted;
+    if (r.accepted > 0 && r.objective_ms <= t_r_) t_r_ = r.objective_ms, best_ = r.dev;
   }
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }

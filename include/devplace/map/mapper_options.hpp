@@ -55,6 +55,12 @@ struct mapper_options {
   /// before the exact search (at most 1/4 of a finite `timeout_s`) and on the incumbent when the
   /// run ends unproved (the last 1/16 of a finite `timeout_s` is kept for it)
   bool local_search = true;
+  /// Large-neighbourhood search (map/neighbourhood_search.hpp) on the incumbent when the exact
+  /// search ends unproved and the model's blocks are independent (p2p: replica copies; allreduce:
+  /// stage rings): the last 1/4 of a finite `timeout_s` is kept for it and the local search
+  bool neighbourhood_search = true;
+  std::size_t neighbourhood_blocks = 3;  ///< blocks freed per step (≥ 2)
+  double neighbourhood_step_s = 0.03;    ///< exact search of one sub-problem
 };
 
 /// The answer of one inner search (Algorithm 2) at a target t.

@@ -1,0 +1,207 @@
+#pragma once
+/// \file map/neighbourhood_search.hpp
+/// Large-neighbourhood search on a complete device mapping: free a few independent *blocks* of the
+/// mapping, the slowest among them, and map them again exactly on the devices they held.
+///
+///   auto r = improve_by_blocks(g, L, p2p_cost{}, flatten(g, m), {.blocks = 3, .deadline = until});
+///   // r.dev: never worse than the input (objective, then blocks at the objective)
+///
+/// Blocks (`block_kind`): under a model whose every dependency stays inside its replica copy and
+/// that declares copy symmetry (p2p, equal replica counts) a block is one replica copy (its S
+/// stages); under a model whose every dependency stays inside its stage (allreduce, equal replica
+/// counts) a block is one stage's ring (its R replicas). A block's times then depend on its own
+/// devices only, so freeing K blocks leaves the others' times unchanged.
+///
+/// Step: the block with the largest time and K − 1 others drawn at random (seeded) are freed; the
+/// sub-problem (K copies of the S stages, or the K stages with R replicas, on the K·S or K·R
+/// devices they held; `link_costs::subset`) is solved by the exact search of the mapper
+/// (`mapping_search`, one thread, `step_timeout_s`): a target just below the freed blocks' largest
+/// time first, then bisection towards the sub-problem's lower bound while time is left. A found
+/// sub-mapping replaces the freed blocks when the full evaluation confirms that it lowers their
+/// largest time: the largest block times decrease lexicographically, so the objective never rises.
+/// A sub-problem closed (proved) within a quarter of its time makes the next one a block larger; one
+/// that runs out of time makes it a block smaller again (never below `blocks`). The search stops
+/// at the deadline or the stop flag, or after `max_failures` steps in a row without a change and
+/// without growth.
+/// Cost per step: the sub-problem's set-up (O(n² log n) link tables for n freed devices, its bound
+/// tables and symmetries) and its searches, within `step_timeout_s`.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "devplace/map/baselines.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/mapper_options.hpp"
+#include "devplace/map/mapping_search.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace {
+
+/// What a block of the large-neighbourhood search is (see the file comment).
+enum class block_kind { none, copies, rings };
+
+struct neighbourhood_options {
+  std::size_t blocks = 3;        ///< blocks freed per step (≥ 2), the slowest one included
+  double step_timeout_s = 0.05;  ///< the exact search of one sub-problem
+  std::size_t max_failures = 0;  ///< steps in a row without a change before stopping (0: 2 × the blocks)
+  std::uint64_t seed = 1;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  const std::atomic<bool>* stop = nullptr;
+  /// Options of the sub-problems' exact search (threads, time limits and local search are not
+  /// read: one thread, `step_timeout_s`).
+  mapper_options search = {};
+};
+
+struct neighbourhood_result {
+  std::vector<std::size_t> dev;    ///< device of vertex s·R + r
+  double objective_ms = 0;
+  double initial_objective_ms = 0;
+  std::size_t steps = 0;           ///< sub-problems solved
+  std::size_t accepted = 0;        ///< sub-mappings that replaced their blocks
+};
+
+/// The blocks of `model` on `g` (none when the search does not apply: unequal replica counts,
+/// fewer than two blocks, or dependencies that cross blocks).
+template <mapping_cost_model C>
+[[nodiscard]] block_kind neighbourhood_blocks(const C& model, const stage_graph& g, const link_costs& L) {
+  if (!g.uniform_replicas()) return block_kind::none;
+  bool in_copy = true, in_stage = true;
+  for (std::size_t v = 0; v < g.vertices(); ++v)
+    for (auto u : model.dependencies(g, v)) {
+      if (u >= g.vertices()) return block_kind::none;
+      in_copy = in_copy && g.replica_of_vertex(u) == g.replica_of_vertex(v);
+      in_stage = in_stage && g.stage_of_vertex(u) == g.stage_of_vertex(v);
+    }
+  if (in_copy && g.replicas() >= 2 && model_symmetry(model, g, L) == replica_symmetry::copies) return block_kind::copies;
+  if (in_stage && g.stages() >= 2) return block_kind::rings;
+  return block_kind::none;
+}
+
+/// The large-neighbourhood search from the injective mapping `dev` (see the file comment).
+/// Throws std::invalid_argument when `dev` is not an injection or `blocks` < 2.
+template <mapping_cost_model C>
+[[nodiscard]] neighbourhood_result improve_by_blocks(const stage_graph& g, const link_costs& L, const C& model,
+                                                     std::span<const std::size_t> dev, const neighbourhood_options& o = {}) {
+  using clock = std::chrono::steady_clock;
+  if (o.blocks < 2) throw std::invalid_argument("improve_by_blocks: blocks must be >= 2");
+  neighbourhood_result res;
+  auto e = evaluate_flat(g, L, model, dev);  // checks the mapping
+  res.dev.assign(dev.begin(), dev.end());
+  res.objective_ms = res.initial_objective_ms = e.objective_ms;
+  const block_kind kind = neighbourhood_blocks(model, g, L);
+  if (kind == block_kind::none) return res;
+  const std::size_t S = g.stages(), R = g.replicas();
+  const std::size_t nblocks = kind == block_kind::copies ? R : S;
+  std::size_t K = std::min(o.blocks, nblocks);
+  // the G' vertices of block b, in sub-problem order (stage-major, as vertex s·R' + r')
+  auto members = [&](std::size_t b) {
+    std::vector<std::size_t> m;
+    if (kind == block_kind::copies)
+      for (std::size_t s = 0; s < S; ++s) m.push_back(g.vertex(s, b));
+    else
+      for (std::size_t r = 0; r < R; ++r) m.push_back(g.vertex(b, r));
+    return m;
+  };
+  std::vector<double> compute(S), params(S);
+  std::vector<std::vector<double>> M(S, std::vector<double>(S, 0.0));
+  for (std::size_t s = 0; s < S; ++s) {
+    compute[s] = g.compute_ms(s), params[s] = g.param_bytes(s);
+    for (std::size_t t = 0; t < S; ++t) M[s][t] = s == t ? 0.0 : g.message_bytes(s, t);
+  }
+  detail::map_rng rng{o.seed};
+  const std::size_t max_failures = o.max_failures ? o.max_failures : 2 * nblocks;
+  std::size_t failures = 0;
+  auto stopped = [&] { return (o.stop && o.stop->load(std::memory_order_relaxed)) || clock::now() >= o.deadline; };
+  while (!stopped() && failures < max_failures) {
+    // block times, the slowest block and K − 1 others
+    std::vector<double> bt(nblocks, 0.0);
+    for (std::size_t v = 0; v < g.vertices(); ++v) {
+      const std::size_t b = kind == block_kind::copies ? g.replica_of_vertex(v) : g.stage_of_vertex(v);
+      bt[b] = std::max(bt[b], e.vertex_time_ms[v]);
+    }
+    std::vector<std::size_t> pick{static_cast<std::size_t>(std::max_element(bt.begin(), bt.end()) - bt.begin())};
+    while (pick.size() < K) {
+      const std::size_t b = rng.below(nblocks);
+      if (std::find(pick.begin(), pick.end(), b) == pick.end()) pick.push_back(b);
+    }
+    if (kind == block_kind::rings) std::sort(pick.begin(), pick.end());
+    double freed = 0;
+    for (auto b : pick) freed = std::max(freed, bt[b]);
+    // the sub-problem: its vertices in stage-major order, the devices they hold
+    std::vector<std::size_t> verts;  // G' vertex of each sub vertex
+    stage_graph sub;
+    if (kind == block_kind::copies) {
+      sub = stage_graph(K, compute, params, M);
+      for (std::size_t s = 0; s < S; ++s)
+        for (std::size_t k = 0; k < K; ++k) verts.push_back(g.vertex(s, pick[k]));
+    } else {
+      std::vector<double> c, p;
+      std::vector<std::vector<double>> m(K, std::vector<double>(K, 0.0));
+      for (std::size_t i = 0; i < K; ++i) {
+        c.push_back(compute[pick[i]]), p.push_back(params[pick[i]]);
+        for (std::size_t j = 0; j < K; ++j) m[i][j] = M[pick[i]][pick[j]];
+      }
+      sub = stage_graph(R, c, p, m);
+      for (auto b : pick)
+        for (auto v : members(b)) verts.push_back(v);
+    }
+    std::vector<std::size_t> devs(verts.size());
+    for (std::size_t i = 0; i < verts.size(); ++i) devs[i] = res.dev[verts[i]];
+    const link_costs sub_links = L.subset(std::span<const std::size_t>(devs));
+    const auto step_end = std::min(o.deadline, clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                                  std::chrono::duration<double>(std::max(0.0, o.step_timeout_s))));
+    ++res.steps;
+    mapper_options so = o.search;
+    so.threads = 1;
+    mapping_search<C> search(sub, sub_links, model, so, step_end);
+    bool changed = false, closed = false;
+    const auto step_start = clock::now();
+    if (search.ready()) {
+      double lo = search.initial_lower_bound(), hi = freed;
+      std::vector<std::size_t> best;
+      const double eps = std::max(so.epsilon_abs, so.epsilon * hi);
+      double target = hi - eps;
+      while (target > lo && hi - lo > eps && clock::now() < step_end && !stopped()) {
+        const auto r = search.search(target, o.stop, step_end);
+        if (r.found) {
+          hi = r.objective_ms, best = r.dev;
+        } else if (r.completed) {
+          lo = std::max(lo, r.next_lower_bound_ms);
+        } else {
+          break;
+        }
+        target = 0.5 * (lo + hi);
+        if (hi - target <= eps) target = hi - eps;
+      }
+      closed = !(hi - lo > eps) || !(target > lo);
+      if (!best.empty()) {
+        auto next = res.dev;
+        for (std::size_t i = 0; i < verts.size(); ++i) next[verts[i]] = devs[best[i]];
+        auto ne = evaluate_flat(g, L, model, std::span<const std::size_t>(next));
+        double now = 0;
+        for (auto b : pick)
+          for (auto v : members(b)) now = std::max(now, ne.vertex_time_ms[v]);
+        if (now < freed) {
+          res.dev = std::move(next), e = std::move(ne), changed = true;
+          ++res.accepted;
+        }
+      }
+    }
+    failures = changed ? 0 : failures + 1;
+    // adaptive size: a sub-problem closed within a quarter of its time grows the next one by a
+    // block (and restarts the failure count); one that ran out of time shrinks it
+    if (closed && clock::now() - step_start < (step_end - step_start) / 4 && K < nblocks) ++K, failures = 0;
+    else if (!closed && K > std::min(o.blocks, nblocks)) --K;
+  }
+  res.objective_ms = e.objective_ms;
+  return res;
+}
+
+}  // namespace devplace
