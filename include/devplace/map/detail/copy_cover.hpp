@@ -19,6 +19,13 @@
 /// `max_embeddings` embeddings or its node budget, the cover at its node budget, both at the
 /// stop flag and the deadline: the answer is then `unknown`, and the depth-first search of
 /// Algorithm 2 answers the target instead.
+///
+/// On the twin-class quotient (a twin class of ≥ 2 devices, map/symmetry.hpp `device_twins`):
+/// a copy takes a device only once its previous twin is used by it (one embedding per orbit
+/// under twin permutations, every prefix listed, so the recorded value is unchanged), keeps the
+/// fastest per device set (now a count vector per class), and the cover chooses R count vectors
+/// within the class sizes (map/detail/class_cover.hpp); each class's devices are handed out in
+/// order (a renaming within classes, which preserves a copy's times).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
