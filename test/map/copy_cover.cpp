@@ -1,18 +1,25 @@
 // The copy-cover search of the mapper (map/detail/copy_cover.hpp): the exact cover / packing solver
 // against an enumeration of row subsets, every target of mapping_search answered by it against the
 // brute-force optimum (S·R = D and S·R < D, symmetric, asymmetric and latency links), the mapper's
-// result against brute force, and a grid whose optimum is a tiling by T-shaped copies.
+// result against brute force, and a grid whose optimum is a tiling by T-shaped copies; on
+// topologies with twin classes (the quotient: count vectors covering the class sizes), the class
+// cover solver against an enumeration of count-vector multisets, and every target and the
+// mapper's result against brute force.
 #include "devplace/map/detail/copy_cover.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <span>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "devplace/map/mapper.hpp"
+#include "devplace/map/symmetry.hpp"
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
 #include "support/checks.hpp"
@@ -228,4 +235,222 @@ TEST_CASE("mapper: an 8 x 8 mesh tiled by 16 T-shaped copies is proved optimal")
   // every copy is a T: its centre one hop from each of its three leaves
   for (std::size_t q = 0; q < 16; ++q)
     for (std::size_t k = 1; k < 4; ++k) CHECK(L.ms_per_byte(r.device_of[0][q], r.device_of[k][q]) == L.ms_per_byte(0, 1));
+}
+
+namespace copy_cover_test {
+
+/// D devices in twin classes of 1..4 devices (at least one of two or more), the devices of a
+/// class scattered over the ids: the link between two devices depends only on their classes
+/// (one draw per ordered class pair, the diagonal the intra-class link), so the devices of a
+/// class are twins. `asymmetric`: both directions drawn; `latency`: per class pair.
+matrix_topology twin_topology(std::mt19937_64& rng, std::size_t D, bool asymmetric, bool latency) {
+  std::vector<std::size_t> cls;
+  for (std::size_t k = 0; cls.size() < D; ++k) {
+    const std::size_t n = std::min<std::size_t>(D - cls.size(), 1 + rng() % 4);
+    cls.insert(cls.end(), n, k);
+  }
+  if (cls.back() + 1 == D) cls[1] = 0;  // every class a single device: make one a pair
+  std::shuffle(cls.begin(), cls.end(), rng);
+  const std::size_t K = *std::max_element(cls.begin(), cls.end()) + 1;
+  const double levels[] = {1, 2, 5, 10};
+  std::vector<double> w(K * K), l(K * K, 0.0);
+  for (std::size_t a = 0; a < K; ++a)
+    for (std::size_t b = a; b < K; ++b) {
+      w[a * K + b] = w[b * K + a] = levels[rng() % 4];
+      if (asymmetric) w[b * K + a] = levels[rng() % 4];
+      if (latency) l[a * K + b] = l[b * K + a] = double(rng() % 4) * 100.0;
+    }
+  const auto n = static_cast<Eigen::Index>(D);
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(n, n), lat = Eigen::MatrixXd::Zero(n, n);
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = 0; b < D; ++b)
+      if (a != b) {
+        bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = w[cls[a] * K + cls[b]];
+        lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = l[cls[a] * K + cls[b]];
+      }
+  return matrix_topology(bw, lat, std::vector<double>(D, 1e9));
+}
+
+/// One of the twin topologies of the tests below: the class-block ones above, or random_blk_1
+/// (nodes of 1..8 devices, with a uniform latency on every other instance).
+matrix_topology some_twin_topology(std::mt19937_64& rng, std::size_t D, int it) {
+  switch (it % 4) {
+    case 0: return twin_topology(rng, D, false, false);
+    case 1: return twin_topology(rng, D, true, it % 8 == 1);
+    case 2: return twin_topology(rng, D, false, true);
+    default: return random_blk_1(D, rng(), 32.0 * (1ull << 30), it % 8 == 3 ? 5.0 : 0.0);
+  }
+}
+
+/// Whether R count vectors (repetition allowed) sum to at most `sizes` in every class: every
+/// multiset tried, by nondecreasing vector index.
+bool count_vectors_fit(const std::vector<std::vector<std::uint32_t>>& vectors, std::size_t R, std::vector<std::uint32_t> rem) {
+  auto rec = [&](auto&& self, std::size_t from, std::size_t left) -> bool {
+    if (left == 0) return true;
+    for (std::size_t e = from; e < vectors.size(); ++e) {
+      bool fits = true;
+      for (std::size_t k = 0; k < rem.size(); ++k) fits = fits && vectors[e][k] <= rem[k];
+      if (!fits) continue;
+      for (std::size_t k = 0; k < rem.size(); ++k) rem[k] -= vectors[e][k];
+      const bool ok = self(self, e, left - 1);
+      for (std::size_t k = 0; k < rem.size(); ++k) rem[k] += vectors[e][k];
+      if (ok) return true;
+    }
+    return false;
+  };
+  return rec(rec, 0, R);
+}
+
+}  // namespace copy_cover_test
+
+TEST_CASE("copy cover: the class cover solver finds R count vectors within the class sizes exactly when an enumeration of multisets does") {
+  std::mt19937_64 rng(65);
+  std::size_t found = 0, none = 0, with_spare = 0;
+  for (int it = 0; it < 3000; ++it) {
+    const std::size_t K = 1 + rng() % 5, S = 1 + rng() % 4;
+    std::vector<std::uint32_t> sizes(K);
+    std::size_t total = 0;
+    for (auto& n : sizes) total += n = static_cast<std::uint32_t>(1 + rng() % 4);
+    if (total < S) continue;
+    const std::size_t R = 1 + rng() % (total / S);
+    // random count vectors summing to S, each within the sizes, no two equal
+    std::vector<std::vector<std::uint32_t>> vectors;
+    const std::size_t n = rng() % 8;
+    for (std::size_t tries = 0; vectors.size() < n && tries < 50; ++tries) {
+      std::vector<std::uint32_t> c(K, 0);
+      bool ok = true;
+      for (std::size_t s = 0; s < S && ok; ++s) {
+        const std::size_t k = rng() % K;
+        ok = ++c[k] <= sizes[k];
+      }
+      if (ok && std::find(vectors.begin(), vectors.end(), c) == vectors.end()) vectors.push_back(c);
+    }
+    std::vector<detail::class_cover_packing::entry> entries;
+    std::vector<std::size_t> starts{0};
+    for (const auto& c : vectors) {
+      for (std::size_t k = 0; k < K; ++k)
+        if (c[k] > 0) entries.push_back({static_cast<std::uint32_t>(k), c[k]});
+      starts.push_back(entries.size());
+    }
+    detail::class_cover_packing x{std::span<const std::uint32_t>(sizes), std::span<const detail::class_cover_packing::entry>(entries),
+                                  std::span<const std::size_t>(starts)};
+    // a tiny memo on every other instance: the solver must stay exact when its memo is full
+    const auto o = x.solve(R, 0, nullptr, std::chrono::steady_clock::time_point::max(), it % 2 ? std::size_t{64} << 20 : 200);
+    const bool expected = copy_cover_test::count_vectors_fit(vectors, R, sizes);
+    CAPTURE(it);
+    REQUIRE(o != detail::class_cover_packing::outcome::stopped);
+    CHECK((o == detail::class_cover_packing::outcome::found) == expected);
+    if (o == detail::class_cover_packing::outcome::found) {
+      ++found;
+      with_spare += S * R < total;
+      REQUIRE(x.solution().size() == R);
+      std::vector<std::uint32_t> sum(K, 0);
+      for (auto e : x.solution()) {
+        REQUIRE(e < vectors.size());
+        for (std::size_t k = 0; k < K; ++k) sum[k] += vectors[e][k];
+      }
+      for (std::size_t k = 0; k < K; ++k) CHECK(sum[k] <= sizes[k]);
+    } else {
+      ++none;
+    }
+  }
+  CHECK(found > 300);
+  CHECK(none > 300);
+  CHECK(with_spare > 100);
+  MESSAGE("class covers found " << found << " (with spare devices " << with_spare << "), none " << none);
+}
+
+TEST_CASE("copy cover: a node budget stops the class cover solver without an answer") {
+  // three classes of 3 devices, count vectors (2, 0, 0), (0, 2, 0), (0, 0, 2): 4 copies of 2 fit
+  // in 9 devices but not in the classes (each class holds one copy); proving it takes more than
+  // 2 nodes
+  const std::vector<std::uint32_t> sizes{3, 3, 3};
+  const std::vector<detail::class_cover_packing::entry> entries{{0, 2}, {1, 2}, {2, 2}};
+  const std::vector<std::size_t> starts{0, 1, 2, 3};
+  detail::class_cover_packing x{std::span<const std::uint32_t>(sizes), std::span<const detail::class_cover_packing::entry>(entries),
+                                std::span<const std::size_t>(starts)};
+  CHECK(x.solve(4, 2) == detail::class_cover_packing::outcome::stopped);
+  CHECK(x.solve(4, 0) == detail::class_cover_packing::outcome::none);
+  CHECK(x.nodes() > 2);
+  CHECK(x.solve(3, 0) == detail::class_cover_packing::outcome::found);
+}
+
+TEST_CASE("mapping_search: on twin classes the copy cover answers every target exactly against brute force") {
+  // as above, on topologies with twin classes, where the copy cover lists the embeddings up to
+  // twin permutations and covers the class sizes with count vectors
+  std::mt19937_64 rng(66);
+  std::size_t by_cover = 0, infeasible = 0, packings = 0, quotients = 0;
+  for (int it = 0; it < 160; ++it) {
+    const std::size_t D = 6 + rng() % 4;  // 6..9
+    const bool exact = it % 2 == 0;
+    const auto sr = copy_cover_test::shape(rng, D, exact);
+    const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
+    const auto g = test::random_stage_graph(rng, S, R);
+    const link_costs L(copy_cover_test::some_twin_topology(rng, D, it));
+    const double opt = test::brute_force(g, L, p2p_cost{});
+    const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.restarts = false});
+    {
+      std::vector<std::vector<std::size_t>> deps;
+      for (std::size_t v = 0; v < g.vertices(); ++v) deps.push_back(p2p_cost{}.dependencies(g, v));
+      const detail::copy_cover_search<p2p_cost> c(g, L, s.device_bounds(), deps, device_twins(L));
+      quotients += c.on_twin_classes();
+    }
+    std::uniform_real_distribution<double> frac(0.5, 1.3);
+    std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
+    for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
+    std::shuffle(targets.begin(), targets.end(), rng);
+    for (const double t : targets) {
+      CAPTURE(it);
+      CAPTURE(S);
+      CAPTURE(R);
+      CAPTURE(t);
+      CAPTURE(opt);
+      const auto a = s.search(t);
+      CHECK(a.completed);
+      CHECK(a.by_copy_cover);
+      by_cover += a.by_copy_cover;
+      CHECK(a.found == (opt <= t));
+      if (a.found) {
+        CHECK(a.objective_ms <= t);
+        CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
+        packings += S * R < D;
+      } else {
+        CHECK(a.next_lower_bound_ms > t);
+        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
+        ++infeasible;
+      }
+    }
+  }
+  CHECK(quotients == 160);
+  CHECK(by_cover > 700);
+  CHECK(infeasible > 200);
+  CHECK(packings > 50);
+  MESSAGE("twin classes: targets answered by the copy cover " << by_cover << ", infeasible " << infeasible << ", packings found " << packings);
+}
+
+TEST_CASE("mapper: on twin classes, with the copy cover answering, objective and status equal brute force") {
+  std::mt19937_64 rng(67);
+  std::size_t by_cover = 0, searches = 0;
+  for (int it = 0; it < 100; ++it) {
+    const std::size_t D = 6 + rng() % 4;
+    const auto sr = copy_cover_test::shape(rng, D, it % 2 == 0);
+    const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
+    const auto g = test::random_stage_graph(rng, S, R);
+    const link_costs L(copy_cover_test::some_twin_topology(rng, D, it));
+    const double opt = test::brute_force(g, L, p2p_cost{});
+    // without local search, and on every other instance from the weaker bound of eq. 10: more targets searched
+    const auto r = map_devices(g, L, p2p_cost{},
+                               {.threads = 1 + unsigned(it % 2), .assignment_bound = it % 4 < 2, .restarts = it % 3 == 0, .local_search = false});
+    CAPTURE(it);
+    CAPTURE(S);
+    CAPTURE(R);
+    test::check_valid_mapping(g, D, r);
+    CHECK(r.status == status::optimal);
+    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+    CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+    by_cover += r.searches_by_copy_cover;
+    searches += r.searches;
+  }
+  CHECK(by_cover > 20);
+  MESSAGE("twin classes: mapper targets searched " << searches << ", answered by the copy cover " << by_cover);
 }

@@ -37,7 +37,8 @@ struct mapper_options {
   /// Models whose replica copies are interchangeable and talk only inside their copy (p2p with
   /// equal replica counts): answer each target first by listing every copy embedding within it
   /// and searching R device-disjoint ones (an exact cover of the devices, a packing when
-  /// S·R < D); when the limits below are reached the depth-first search answers instead
+  /// S·R < D; on a topology with twins, up to twin permutations: count vectors covering the
+  /// twin classes); when the limits below are reached the depth-first search answers instead
   /// (docs/mapping.md, "Algorithm 2", copy cover)
   bool copy_cover = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)

@@ -5,10 +5,11 @@
 /// constraints once, then answers "is there a mapping with every stage time ≤ t?" for any number
 /// of targets t, from any number of threads (`search` is const). Its options are in
 /// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
-/// mapping, the counting check) is in map/detail/search_state.hpp; the copy-cover search that
-/// takes turns with it where it applies (`mapper_options::copy_cover`) in map/detail/copy_cover.hpp.
+/// mapping, the counting check) is in map/detail/search_state.hpp, the reach tables of its
+/// Warnsdorff order in map/detail/warnsdorff.hpp; the copy-cover search that
+/// takes turns with it where it applies (`mapper_options::copy_cover`) in map/detail/copy_cover.hpp,
+/// its turns in map/detail/copy_cover_turns.hpp.
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -33,9 +34,10 @@
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
-#include "devplace/map/detail/copy_cover.hpp"
+#include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
+#include "devplace/map/detail/warnsdorff.hpp"
 #include "devplace/map/mapper_options.hpp"
 #include "devplace/map/ring_bound.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -102,30 +104,23 @@ class mapping_search {
     // on, from 2^18 nodes, doubling each turn and at least twice their node budget (its nodes are
     // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
     // short runs.
-    bool cover_open = cover_.has_value();
-    if (cover_open && opt_.restarts) {
-      // after k ≥ 2 targets in a row where it reached its limits, it takes part in one target
-      // out of 2^(k−1) only (it answers near the optimum or not at all; the depth-first search
-      // needs the time elsewhere)
-      const unsigned misses = cover_stats_->misses.load(std::memory_order_relaxed);
-      const std::uint64_t n = cover_stats_->targets.fetch_add(1, std::memory_order_relaxed);
-      if (misses >= 2) cover_open = n % (std::uint64_t{1} << std::min(misses - 1, 40u)) == 0;
-    }
+    bool cover_open = cover_.has_value() && cover_->open_for_target(opt_.restarts);
     std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
         cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
-        switch (try_copy_cover(target, cover_budget, stop, deadline, total)) {
-          case cover_turn::answered: cover_stats_->misses.store(0, std::memory_order_relaxed); return total;
-          case cover_turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
-          case cover_turn::given_up: cover_open = false; cover_stats_->misses.fetch_add(1, std::memory_order_relaxed); break;
+        using turn = typename detail::copy_cover_turns<C>::turn;
+        switch (cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)) {
+          case turn::answered: return total;
+          case turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
+          case turn::given_up: cover_open = false; break;
         }
         if ((stop && stop->load()) || clock::now() >= deadline) return total;
       }
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
       const unsigned kind = round % 3;
       const bool warnsdorff = kind == 1;
-      if (warnsdorff && !st.reach_ready && !init_reach(st, stop, deadline)) return total;
+      if (warnsdorff && !st.reach_ready && !detail::init_reach<C>(st, *g_, *L_, D_, W_, stop, deadline)) return total;
       st.shuffle = kind == 2 ? 0x9E3779B97F4A7C15ull * (round + 1) : 0;
       auto r = dfs(st, stop, deadline, warnsdorff, last ? 0 : budget);
       total.nodes += r.nodes;
@@ -138,48 +133,6 @@ class mapping_search {
   }
 
  private:
-  enum class cover_turn { answered, again, given_up };
-  /// The copy-cover search at `target` (mapper_options::copy_cover) with `budget` nodes: answered
-  /// (the answer in `total`), again (a larger budget may answer), or given up (its limits
-  /// reached). Its nodes are added to `total` either way.
-  cover_turn try_copy_cover(double target, std::uint64_t budget, const std::atomic<bool>* stop, clock::time_point deadline,
-                            target_search_result& total) const {
-    // a listing stopped by its node budget at a target ≤ this one with at least this budget
-    // would stop here too: no work this turn, a larger budget next
-    const std::size_t level = static_cast<std::size_t>(std::bit_width(budget));
-    for (std::size_t k = level; k < cover_capped_at_->size(); ++k)
-      if (target >= (*cover_capped_at_)[k].load(std::memory_order_relaxed))
-        return k + 1 == cover_capped_at_->size() || budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
-    auto c = cover_->solve(model_, table_, target, opt_.max_copy_embeddings, budget, *cover_cache_, stop, deadline);
-    total.nodes += c.nodes;
-    if (c.answer != detail::copy_cover_answer::kind::unknown) {
-      total.completed = total.by_copy_cover = true;
-      if (c.answer == detail::copy_cover_answer::kind::found) {
-        total.found = true;
-        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(c.dev)).objective_ms;
-        total.dev = std::move(c.dev);
-      } else {
-        total.next_lower_bound_ms = c.next_change;
-      }
-      return cover_turn::answered;
-    }
-    // stopped by its budget with half the embeddings it takes already listed: twice the budget
-    // would most likely reach that limit too
-    if (c.enumeration_capped && 2 * c.embeddings >= opt_.max_copy_embeddings) c.embeddings_capped = true;
-    if (c.enumeration_capped) {
-      // the listing only grows with the target: with this budget it stops at this target and above
-      auto& at = (*cover_capped_at_)[c.embeddings_capped ? cover_capped_at_->size() - 1 : level];
-      double cur = at.load();
-      while (target < cur && !at.compare_exchange_weak(cur, target)) {
-      }
-      if (c.embeddings_capped) {  // more embeddings than it takes: back off twice as fast
-        cover_stats_->misses.fetch_add(1, std::memory_order_relaxed);
-        return cover_turn::given_up;
-      }
-    }
-    return budget >= opt_.copy_cover_nodes ? cover_turn::given_up : cover_turn::again;
-  }
-
   // ---------------------------------------------------------------- precomputation
   [[nodiscard]] bool expired() const { return clock::now() >= setup_deadline_; }
 
@@ -246,8 +199,11 @@ class mapping_search {
     if (!make_order()) return false;
     make_checking_scheme();
     if (expired()) return false;
-    if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_))
-      cover_.emplace(g, L, table_, deps_);
+    if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_)) {
+      twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
+      if (expired()) return false;
+      cover_.emplace(g, L, table_, deps_, twins_);
+    }
     if (expired()) return false;
     return make_symmetry();
   }
@@ -413,7 +369,7 @@ class mapping_search {
     orbit0_.clear();
     orbit1_.assign(D_, {});
     if (!opt_.symmetry_breaking) return !expired();
-    twin_prev_ = device_twins(L, setup_deadline_);
+    twin_prev_ = twins_.empty() ? device_twins(L, setup_deadline_) : twins_;
     if (expired()) return false;
     std::uint64_t budget = opt_.automorphism_budget;
     const auto cls = device_signature_classes(L, setup_deadline_);
@@ -442,66 +398,6 @@ class mapping_search {
     if constexpr (std::is_same_v<C, p2p_cost>)
       if (opt_.extra_pruning && opt_.domain_filtering) detail::filter_p2p_domains(st, *g_, *L_, table_, D_, W_);
     detail::group_allowed_devices(st, V_, W_);
-  }
-
-  static constexpr bool builtin_model = std::is_same_v<C, allreduce_cost> || std::is_same_v<C, p2p_cost>;
-
-  /// For the two built-in models: the devices a device can reach within a stage's budget
-  /// (allreduce: the ring volume; p2p: its smallest message), to order candidates by how few
-  /// free onward devices they leave (Warnsdorff's rule), which finds rings and tilings sooner.
-  /// O(S·D²): built once per target, when the first Warnsdorff round needs it; false when `stop`
-  /// or `deadline` interrupted it.
-  bool init_reach(search_state& st, const std::atomic<bool>* stop, clock::time_point deadline) const {
-    st.reach_ready = true;
-    if constexpr (builtin_model) {
-      const auto& g = *g_;
-      const auto& L = *L_;
-      const std::size_t S = g.stages();
-      st.reach.assign(S * D_ * W_, 0);
-      for (std::size_t s = 0; s < S; ++s) {
-        double x = 0;
-        if constexpr (std::is_same_v<C, allreduce_cost>) {
-          x = g.allreduce_bytes(s);
-        } else {
-          for (auto n : g.neighbours(s)) x = g.message_bytes(s, n);  // the last is the smallest
-        }
-        for (std::size_t a = 0; a < D_; ++a) {
-          if ((a & 63u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)) return false;
-          for (std::size_t b = 0; b < D_; ++b) {
-            const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas(s))
-                                                                  : L.transfer_ms(a, b, x);
-            if (a != b && g.replica_compute_ms(s) + link <= st.t) st.reach[(s * D_ + a) * W_ + b / 64] |= std::uint64_t{1} << (b % 64);
-          }
-        }
-      }
-    } else {
-      (void)stop, (void)deadline;
-    }
-    return true;
-  }
-
-  /// Warnsdorff key of placing v on d: the free devices d can still reach for v's open links.
-  [[nodiscard]] double onward_devices(const search_state& st, std::size_t v, std::size_t d) const {
-    if constexpr (builtin_model) {
-      const auto& g = *g_;
-      const std::size_t s = g.stage_of_vertex(v), q = g.replica_of_vertex(v), R = g.replicas(s);
-      bool open = false;
-      if (!g.uniform_replicas()) return 0;  // the key below reads replica q of every neighbour
-      if constexpr (std::is_same_v<C, allreduce_cost>) {
-        open = R >= 3 && st.dev[g.vertex(s, (q + 1) % R)] == unplaced;
-      } else {
-        for (auto n : g.neighbours(s))
-          if (st.dev[g.vertex(n, q)] == unplaced) open = true;
-      }
-      if (!open) return 0;
-      std::size_t n = 0;
-      const std::uint64_t* r = &st.reach[(s * D_ + d) * W_];
-      for (std::size_t w = 0; w < W_; ++w) n += static_cast<std::size_t>(std::popcount(r[w] & ~st.used[w]));
-      return static_cast<double>(n);
-    } else {
-      (void)st, (void)v, (void)d;
-      return 0;
-    }
   }
 
   /// The time (or, before its dependencies are placed, the bound) of the vertex at level i.
@@ -548,7 +444,7 @@ class mapping_search {
           st.pruned_by(x);
           continue;
         }
-        c.push_back({st.warnsdorff ? onward_devices(st, v, d) : 0.0, x, d});
+        c.push_back({st.warnsdorff ? detail::onward_devices<C>(st, *g_, D_, W_, v, d) : 0.0, x, d});
       }
     }
     if (excluded) st.pruned_by(st.above[v]);
@@ -667,22 +563,8 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
-  std::optional<detail::copy_cover_search<C>> cover_;  // when the copy-cover search applies
-  /// The smallest target at which the copy-cover listing reached its limits (shared by copies):
-  /// [k] with a node budget of bit width k, the last `max_copy_embeddings`
-  std::shared_ptr<std::array<std::atomic<double>, 66>> cover_capped_at_ = [] {
-    auto a = std::make_shared<std::array<std::atomic<double>, 66>>();
-    for (auto& x : *a) x.store(std::numeric_limits<double>::infinity());
-    return a;
-  }();
-  /// Targets in a row at which the copy cover reached its limits, and targets it was considered for
-  struct cover_counters {
-    std::atomic<unsigned> misses{0};
-    std::atomic<std::uint64_t> targets{0};
-  };
-  std::shared_ptr<cover_counters> cover_stats_ = std::make_shared<cover_counters>();
-  /// The copy-cover listing at the largest target listed so far (shared by copies)
-  std::shared_ptr<detail::copy_listing_cache> cover_cache_ = std::make_shared<detail::copy_listing_cache>();
+  std::vector<std::size_t> twins_;  // device_twins, when the copy cover applies
+  std::optional<detail::copy_cover_turns<C>> cover_;  // when the copy-cover search applies
 };
 
 }  // namespace devplace

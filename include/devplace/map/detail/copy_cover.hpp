@@ -19,6 +19,13 @@
 /// `max_embeddings` embeddings or its node budget, the cover at its node budget, both at the
 /// stop flag and the deadline: the answer is then `unknown`, and the depth-first search of
 /// Algorithm 2 answers the target instead.
+///
+/// On the twin-class quotient (a twin class of ≥ 2 devices, map/symmetry.hpp `device_twins`):
+/// a copy takes a device only once its previous twin is used by it (one embedding per orbit
+/// under twin permutations, every prefix listed, so the recorded value is unchanged), keeps the
+/// fastest per device set (now a count vector per class), and the cover chooses R count vectors
+/// within the class sizes (map/detail/class_cover.hpp); each class's devices are handed out in
+/// order (a renaming within classes, which preserves a copy's times).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,11 +36,14 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/class_cover.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
@@ -218,10 +228,13 @@ class copy_listing_cache {
 template <mapping_cost_model C>
 class copy_cover_search {
  public:
-  /// `deps`: the model's dependencies of every vertex; `table`: the per-device bounds.
+  /// `deps`: the model's dependencies of every vertex; `table`: the per-device bounds;
+  /// `twin_prev`: map/symmetry.hpp `device_twins` of L, or empty. With a twin class of two or more
+  /// devices, the search runs on the twin-class quotient (see the file comment).
   copy_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& table,
-                    const std::vector<std::vector<std::size_t>>& deps)
+                    const std::vector<std::vector<std::size_t>>& deps, const std::vector<std::size_t>& twin_prev = {})
       : g_(&g), L_(&L), S_(g.stages()), D_(L.devices()) {
+    init_twin_classes(twin_prev);
     // copy 0's vertices in BFS order from the stage with the largest smallest per-device bound
     std::vector<char> seen(S_, 0);
     std::vector<std::size_t> parent_stage(S_, S_);  // the stage the BFS reached it from
@@ -328,6 +341,10 @@ class copy_cover_search {
     }
     const std::size_t R = g_->replicas();
     a.embeddings = emb.size() / S_;
+    if (quotient_) {
+      solve_on_classes(emb, R, node_budget, stop, deadline, a);
+      return a;
+    }
     exact_cover_packing x(D_, S_, std::span<const std::uint32_t>(emb));
     const auto o = x.solve(R, node_budget, stop, deadline);
     a.nodes += x.nodes();
@@ -362,6 +379,7 @@ class copy_cover_search {
     std::vector<std::size_t> next(S_, 0);  // index into by_bound_ of each level
     std::vector<double> worst(S_ + 1, 0.0);  // the largest exact time after each level
     double next_change = std::numeric_limits<double>::infinity();
+    std::unordered_map<std::string, std::size_t> index_of_set;  // quotient: device set -> embedding
     auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
     auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
     std::uint64_t nodes = 0;
@@ -386,6 +404,8 @@ class copy_cover_search {
           break;
         }
         if ((used[d / 64] >> (d % 64)) & 1u) continue;
+        // quotient: the k-th device this copy takes from a twin class is the class's k-th
+        if (quotient_ && twin_prev_[d] != unplaced && !((used[twin_prev_[d] / 64] >> (twin_prev_[d] % 64)) & 1u)) continue;
         if (++nodes == node_budget ||
             ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
           a.nodes = nodes;
@@ -433,18 +453,31 @@ class copy_cover_search {
         ++i;
         continue;
       }
-      // a complete embedding and its time
+      // a complete embedding and its time; on the quotient, its device set (a prefix of every
+      // twin class) stands for its count vector: the fastest of each is kept as it comes
+      const double time = worst[S_];
+      if (quotient_) {
+        const auto [it, added] = index_of_set.try_emplace(std::string(reinterpret_cast<const char*>(used.data()), W * sizeof(std::uint64_t)),
+                                                          out.time.size());
+        if (!added) {
+          const std::size_t e = it->second;
+          if (time < out.time[e]) {
+            out.time[e] = time;
+            for (std::size_t s = 0; s < S_; ++s) emb[e * S_ + s] = static_cast<std::uint32_t>(dev[g.vertex(s, 0)]);
+          }
+          continue;
+        }
+      }
       if (out.time.size() >= max_embeddings) {
         a.nodes = nodes;
         a.enumeration_capped = a.embeddings_capped = true;
         a.embeddings = out.time.size();
         return false;
       }
-      const double time = worst[S_];
       for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
       out.time.push_back(time);
     }
-    keep_fastest_per_device_set(out);
+    if (!quotient_) keep_fastest_per_device_set(out);
     a.nodes = nodes;
     out.next_change = next_change;
     return true;
@@ -480,6 +513,9 @@ class copy_cover_search {
     l.time = std::move(time);
   }
 
+  /// Whether the search runs on the twin-class quotient.
+  [[nodiscard]] bool on_twin_classes() const noexcept { return quotient_; }
+
   /// The order of the copy's stages in the enumeration.
   [[nodiscard]] const std::vector<std::size_t>& stage_order() const noexcept { return stages_; }
 
@@ -495,6 +531,69 @@ class copy_cover_search {
   std::vector<std::vector<check>> checks_;
   std::vector<std::size_t> parent_check_;  // per level: the parent's entry of checks_, or unplaced
   std::vector<std::uint32_t> by_bound_;
+  // the twin-class quotient: on when a class has two or more devices
+  bool quotient_ = false;
+  std::vector<std::size_t> twin_prev_;
+  std::vector<std::uint32_t> class_of_, rank_in_class_, class_size_;
+  std::vector<std::vector<std::uint32_t>> class_devices_;  // in index order
+
+  void init_twin_classes(const std::vector<std::size_t>& twin_prev) {
+    if (twin_prev.size() != D_) return;
+    class_of_.assign(D_, 0), rank_in_class_.assign(D_, 0);
+    for (std::size_t d = 0; d < D_; ++d) {
+      if (twin_prev[d] == unplaced) {
+        class_of_[d] = static_cast<std::uint32_t>(class_devices_.size());
+        class_devices_.emplace_back();
+      } else {
+        class_of_[d] = class_of_[twin_prev[d]];  // twin_prev[d] < d
+      }
+      auto& members = class_devices_[class_of_[d]];
+      rank_in_class_[d] = static_cast<std::uint32_t>(members.size());
+      members.push_back(static_cast<std::uint32_t>(d));
+      quotient_ = quotient_ || members.size() >= 2;
+    }
+    for (const auto& m : class_devices_) class_size_.push_back(static_cast<std::uint32_t>(m.size()));
+    if (quotient_) twin_prev_ = twin_prev;
+  }
+
+  /// The cover on the quotient: the count vectors of the embeddings feasible at t (`emb`, S
+  /// canonical devices each), R of them within the class sizes (class_cover.hpp), mapped back
+  /// to devices by handing out each class's devices in order.
+  void solve_on_classes(const std::vector<std::uint32_t>& emb, std::size_t R, std::uint64_t node_budget,
+                        const std::atomic<bool>* stop, std::chrono::steady_clock::time_point deadline, copy_cover_answer& a) const {
+    const std::size_t K = class_size_.size(), n = emb.size() / S_;
+    using entry = class_cover_packing::entry;
+    std::vector<entry> entries;  // the nonzero counts of each embedding
+    std::vector<std::size_t> starts{0};
+    std::vector<std::uint32_t> cls(S_);
+    for (std::size_t e = 0; e < n; ++e) {
+      for (std::size_t s = 0; s < S_; ++s) cls[s] = class_of_[emb[e * S_ + s]];
+      std::sort(cls.begin(), cls.end());
+      for (std::size_t s = 0; s < S_; ++s)
+        if (s > 0 && cls[s] == cls[s - 1]) ++entries.back().count;
+        else entries.push_back({cls[s], 1});
+      starts.push_back(entries.size());
+    }
+    class_cover_packing x{std::span<const std::uint32_t>(class_size_), std::span<const entry>(entries), std::span<const std::size_t>(starts)};
+    const auto o = x.solve(R, node_budget, stop, deadline);
+    a.nodes += x.nodes();
+    if (o == class_cover_packing::outcome::stopped) return;
+    if (o == class_cover_packing::outcome::none) {
+      a.answer = copy_cover_answer::kind::infeasible;
+      return;
+    }
+    a.answer = copy_cover_answer::kind::found;
+    a.dev.assign(g_->vertices(), unplaced);
+    std::vector<std::uint32_t> offset(K, 0);
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t e = x.solution()[r];
+      for (std::size_t s = 0; s < S_; ++s) {
+        const std::uint32_t d = emb[e * S_ + s], k = class_of_[d];
+        a.dev[g_->vertex(s, r)] = class_devices_[k][offset[k] + rank_in_class_[d]];
+      }
+      for (std::size_t j = starts[e]; j < starts[e + 1]; ++j) offset[entries[j].cls] += entries[j].count;
+    }
+  }
 };
 
 }  // namespace devplace::detail
