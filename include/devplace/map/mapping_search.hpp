@@ -32,6 +32,7 @@
 
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
+#include "devplace/map/copy_bound.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/copy_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
@@ -207,6 +208,33 @@ class mapping_search {
     }
   }
 
+  /// lb0 raised to the copy-component bound (map/copy_bound.hpp) for the models with p2p sends
+  /// between copies (equal replica counts).
+  void raise_by_copy_components() {
+    const auto& g = *g_;
+    const auto& L = *L_;
+    if (!g.uniform_replicas() || expired()) return;
+    if constexpr (std::is_same_v<C, p2p_cost>) {
+      lb0_ = copy_component_lower_bound(g, L, lb0_, setup_deadline_);
+    } else if constexpr (std::is_same_v<C, combined_cost>) {
+      // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
+      std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
+      std::vector<std::size_t> dev(V_, unplaced);
+      const double mb = static_cast<double>(std::max<std::size_t>(model_.micro_batches, 1));
+      for (std::size_t s = 0; s < g.stages(); ++s) {
+        if (expired()) return;
+        const std::size_t v = g.vertex(s, 0);
+        for (std::size_t d = 0; d < D_; ++d) {
+          dev[v] = d;
+          offset[s] = std::min(offset[s], model_.ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
+        }
+        dev[v] = unplaced;
+        offset[s] += g.replica_compute_ms(s);
+      }
+      lb0_ = copy_component_lower_bound(g, L, offset, lb0_, setup_deadline_);
+    }
+  }
+
   /// The whole precomputation, step by step; false as soon as the set-up deadline has passed.
   bool setup() {
     const auto& g = *g_;
@@ -223,6 +251,7 @@ class mapping_search {
     lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_, setup_deadline_) : sorting_lower_bound(table_);
     if (expired()) return false;
     if (opt_.ring_component_bound) raise_by_ring_components();
+    if (opt_.copy_component_bound) raise_by_copy_components();
     shared_ = model_shares_time(model_);
     // The replica symmetries are those of equal counts (copies, rings of one length).
     sym_ = opt_.symmetry_breaking && g.uniform_replicas() ? model_symmetry(model_, g, L) : replica_symmetry::none;

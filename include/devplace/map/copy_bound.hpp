@@ -1,0 +1,288 @@
+#pragma once
+/// \file map/copy_bound.hpp
+/// The copy-component lower bound of the p2p model (issue 16), the p2p analogue of the
+/// ring-component bound (map/ring_bound.hpp).
+///
+/// With equal replica counts G' is R copies of the stage graph, and replica r of stage s pays
+/// M(s, s') · w(p(s_r), p(s'_r)) for every edge e = (s, s') of its copy. At a target t, an edge
+/// e may only use a link (a, b) with
+///
+///   base_e + M_e · min(w(a, b), w(b, a)) ≤ t,
+///   base_e = max over both ends u of e: offset(u) + rest(u, e),
+///
+/// where offset(u) bounds u's time apart from its sends (c_u, plus the least allreduce term under
+/// the combined model) and rest(u, e) = min_d Σ_i M_(i)(u without e) · w_i(d) is the least cost of
+/// u's other sends (eq. 10 without e; latency dropped, which only adds links). All these link
+/// graphs are prefixes of one list of links sorted by min(w(a, b), w(b, a)). At the k-th prefix,
+/// the copy's edges allowed no more than those k links form pieces (components of the copy)
+/// that must each lie inside one component of the link graph G_k; the R copies' pieces are
+/// disjoint. `copy_component_test::holds` checks, per level k at which an edge's prefix ends,
+/// two necessary conditions of that bin packing ("dual feasible functions"), for every size z of
+/// a piece present:
+///   count:   #pieces of ≥ z devices            ≤ Σ_j ⌊c_j / z⌋
+///   volume:  Σ |pieces of ≥ z devices|          ≤ Σ_j g_z(c_j)
+/// c_j the components' sizes, g_z(c) the largest sum ≤ c of piece sizes ≥ z present (with
+/// repetition). Every mapping with all times ≤ t passes at t, so the least t that passes is a
+/// lower bound: bisection, returning the next value above the largest t proved failing at which
+/// some edge gains a link (nothing changes in between). A failing t is proved infeasible
+/// whatever the conditions do elsewhere (they need not be monotone for soundness).
+///
+/// What it sees that the per-device bounds do not: a copy must be embedded on devices joined by
+/// fast links, and the copies compete for the nodes. Complexity: O(D² log D) to sort the links,
+/// O(S · deg² · D) for the rest terms, then per test O(E log D + D² α + L · Z · D) (E copy edges,
+/// L ≤ E levels, Z ≤ S piece sizes); about 60 tests.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "devplace/detail/disjoint_sets.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace {
+
+namespace detail {
+
+/// The copy-component condition of `copy_component_lower_bound` at targets t.
+class copy_component_test {
+ public:
+  /// Stage s costs at least offset_ms[s] + its p2p sends (equal replica counts).
+  copy_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms)
+      : D_(L.devices()), S_(g.stages()), R_(g.replicas()) {
+    for (std::size_t a = 0; a < D_; ++a)
+      for (std::size_t b = a + 1; b < D_; ++b)
+        links_.push_back({std::min(L.ms_per_byte(a, b), L.ms_per_byte(b, a)), static_cast<std::uint32_t>(a),
+                          static_cast<std::uint32_t>(b)});
+    std::sort(links_.begin(), links_.end(), [](const link& p, const link& q) { return p.w < q.w; });
+    // rest(s, e) for every stage s and neighbour index i (the edge to neighbours(s)[i]).
+    std::vector<std::vector<double>> rest(S_);
+    std::vector<double> others;
+    for (std::size_t s = 0; s < S_; ++s) {
+      const auto nb = g.neighbours(s);  // largest message first
+      rest[s].assign(nb.size(), std::numeric_limits<double>::infinity());
+      for (std::size_t i = 0; i < nb.size(); ++i) {
+        others.clear();
+        for (std::size_t j = 0; j < nb.size(); ++j)
+          if (j != i) others.push_back(g.message_bytes(s, nb[j]));
+        for (std::size_t d = 0; d < D_; ++d) {
+          const auto ow = L.out_sorted(d);
+          double c = 0;
+          for (std::size_t k = 0; k < others.size() && k < ow.size(); ++k) c += others[k] * ow[k];
+          rest[s][i] = std::min(rest[s][i], c);
+        }
+        if (!std::isfinite(rest[s][i])) rest[s][i] = 0;
+      }
+    }
+    // b(s, d): offset + eq. 10 without latency, the least time of s on d.
+    device_bound_.assign(S_ * D_, 0.0);
+    for (std::size_t s = 0; s < S_; ++s) {
+      const auto nb = g.neighbours(s);
+      for (std::size_t d = 0; d < D_; ++d) {
+        const auto ow = L.out_sorted(d);
+        double c = offset_ms[s];
+        for (std::size_t k = 0; k < nb.size() && k < ow.size(); ++k) c += g.message_bytes(s, nb[k]) * ow[k];
+        device_bound_[s * D_ + d] = c;
+      }
+    }
+    bound_values_ = device_bound_;
+    std::sort(bound_values_.begin(), bound_values_.end());
+    for (std::size_t s = 0; s < S_; ++s) {
+      const auto nb = g.neighbours(s);
+      for (std::size_t i = 0; i < nb.size(); ++i) {
+        const std::size_t t = nb[i];
+        if (t < s) continue;
+        const auto back = g.neighbours(t);
+        const std::size_t j = static_cast<std::size_t>(std::find(back.begin(), back.end(), s) - back.begin());
+        const double base = std::max(offset_ms[s] + rest[s][i], offset_ms[t] + rest[t][j]);
+        edges_.push_back({base, g.message_bytes(s, t), static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t)});
+      }
+    }
+  }
+
+  [[nodiscard]] bool has_edges() const noexcept { return !edges_.empty() && R_ >= 1 && D_ >= 2; }
+
+  /// Any t at which every edge may use every link and every stage every device (the condition
+  /// then holds).
+  [[nodiscard]] double all_links() const noexcept {
+    double t = bound_values_.empty() ? 0.0 : bound_values_.back();  // every device usable
+    const double w = links_.empty() ? 0.0 : links_.back().w;
+    for (const auto& e : edges_) t = std::max(t, at(e, w));
+    return t;
+  }
+
+  /// The smallest value above t at which some edge gains a link or some stage a device (+inf: none).
+  [[nodiscard]] double next_event(double t) const {
+    double next = std::numeric_limits<double>::infinity();
+    if (const auto it = std::upper_bound(bound_values_.begin(), bound_values_.end(), t); it != bound_values_.end())
+      next = *it;
+    for (const auto& e : edges_) {
+      const std::size_t k = prefix(e, t);
+      if (k < links_.size()) next = std::min(next, at(e, links_[k].w));
+    }
+    return next;
+  }
+
+  /// Whether the copies' pieces can be packed into the link components at every level at t.
+  [[nodiscard]] bool holds(double t) const {
+    const std::size_t E = edges_.size();
+    std::vector<std::size_t> pre(E), order(E);
+    for (std::size_t i = 0; i < E; ++i) pre[i] = prefix(edges_[i], t);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pre[a] < pre[b]; });
+    disjoint_sets devices(D_), stages(S_);
+    std::size_t added = 0;
+    std::vector<std::size_t> bins, pieces, room(D_), slots(S_ * D_);
+    // Devices on which some stage fits the target (the others hold no vertex at t).
+    std::vector<char> usable(D_, 0);
+    for (std::size_t s = 0; s < S_; ++s)
+      for (std::size_t d = 0; d < D_; ++d) usable[d] = usable[d] || device_bound_[s * D_ + d] <= t;
+    for (std::size_t k = 0; k < E;) {
+      const std::size_t level = pre[order[k]];
+      for (; k < E && pre[order[k]] == level; ++k) stages.unite(edges_[order[k]].a, edges_[order[k]].b);
+      for (; added < level; ++added) devices.unite(links_[added].a, links_[added].b);
+      bins.clear();
+      pieces.clear();
+      std::fill(room.begin(), room.end(), 0);
+      std::fill(slots.begin(), slots.end(), 0);
+      for (std::size_t d = 0; d < D_; ++d) {
+        const std::size_t j = devices.find(d);
+        room[j] += usable[d];
+        for (std::size_t s = 0; s < S_; ++s) slots[s * D_ + j] += device_bound_[s * D_ + d] <= t;
+      }
+      for (std::size_t d = 0; d < D_; ++d)
+        if (devices.find(d) == d && room[d] > 0) bins.push_back(room[d]);
+      for (std::size_t s = 0; s < S_; ++s)
+        if (stages.find(s) == s) pieces.push_back(stages.size[s]);
+      if (bins.empty() || !packable(pieces, bins)) return false;
+      // Stage s: its R pieces of z devices each need a device where s fits, in a component
+      // with room for z (at most ⌊room / z⌋ such pieces there).
+      for (std::size_t s = 0; s < S_; ++s) {
+        const std::size_t z = stages.size[stages.find(s)];
+        std::size_t fit = 0;
+        for (std::size_t j = 0; j < D_ && fit < R_; ++j)
+          if (devices.find(j) == j && room[j] >= z) fit += std::min(room[j] / z, slots[s * D_ + j]);
+        if (fit < R_) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct link {
+    double w;
+    std::uint32_t a, b;
+  };
+  struct edge {
+    double base, bytes;
+    std::uint32_t a, b;
+  };
+
+  /// The edge's time bound on a link of w ms per byte (monotone in w).
+  [[nodiscard]] static double at(const edge& e, double w) noexcept { return e.base + e.bytes * w; }
+
+  /// The links edge e may use at t: those with at(e, w) ≤ t (a prefix of `links_`).
+  [[nodiscard]] std::size_t prefix(const edge& e, double t) const {
+    return static_cast<std::size_t>(
+        std::partition_point(links_.begin(), links_.end(), [&](const link& l) { return at(e, l.w) <= t; }) -
+        links_.begin());
+  }
+
+  /// The count and volume conditions for R copies of `pieces` (sizes) in bins `bins`.
+  [[nodiscard]] bool packable(std::vector<std::size_t>& pieces, std::vector<std::size_t>& bins) const {
+    std::sort(pieces.begin(), pieces.end(), std::greater<>());
+    std::sort(bins.begin(), bins.end(), std::greater<>());
+    if (pieces.front() == 1) return true;  // singletons fit anywhere (S·R ≤ D)
+    const std::size_t cmax = bins.front();
+    std::vector<char> reach(cmax + 1);
+    std::size_t count = 0, volume = 0;
+    for (std::size_t i = 0; i < pieces.size() && pieces[i] > 1; ++i) {
+      const std::size_t z = pieces[i];
+      count += R_;
+      volume += R_ * z;
+      if (i + 1 < pieces.size() && pieces[i + 1] == z) continue;  // all pieces of size z first
+      if (z > cmax) return false;
+      // count: at most ⌊c / z⌋ pieces of ≥ z devices in a bin of c
+      std::size_t slots = 0;
+      for (const std::size_t c : bins) {
+        if (c < z) break;
+        slots += c / z;
+      }
+      if (slots < count) return false;
+      // volume: g_z(c), the largest sum ≤ c of sizes ≥ z present (unbounded knapsack)
+      std::fill(reach.begin(), reach.end(), 0);
+      reach[0] = 1;
+      for (std::size_t j = 0; j <= i; ++j) {
+        if (j > 0 && pieces[j] == pieces[j - 1]) continue;
+        for (std::size_t c = pieces[j]; c <= cmax; ++c) reach[c] = reach[c] || reach[c - pieces[j]];
+      }
+      std::size_t room = 0, best = 0, c_prev = 0;
+      for (auto it = bins.rbegin(); it != bins.rend(); ++it) {  // ascending sizes: best reachable ≤ c
+        if (*it < z) continue;
+        for (std::size_t c = c_prev; c <= *it; ++c)
+          if (reach[c]) best = c;
+        c_prev = *it;
+        room += best;
+      }
+      if (room < volume) return false;
+    }
+    return true;
+  }
+
+  std::size_t D_, S_, R_;
+  std::vector<link> links_;
+  std::vector<edge> edges_;
+  std::vector<double> device_bound_;  // b(s, d), row-major
+  std::vector<double> bound_values_;  // b(s, d) sorted
+};
+
+}  // namespace detail
+
+/// The copy-component bound (file comment) of a model whose stage s costs at least
+/// offset_ms[s] + its p2p sends (p2p: offset c_u(s); combined: c_u(s) + the least allreduce
+/// term): a lower bound of the objective of every mapping of `g` onto `L`, and at least
+/// `at_least` when that is one too. With unequal replica counts it returns `at_least` (the
+/// replicas are then no copies). Stops at `deadline` with the best bound proved so far.
+[[nodiscard]] inline double copy_component_lower_bound(
+    const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double at_least = 0,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  if (offset_ms.size() != g.stages())
+    throw std::invalid_argument("copy_component_lower_bound: one offset per stage is needed");
+  if (!g.uniform_replicas() || g.vertices() > L.devices() || L.devices() < 2) return at_least;
+  const detail::copy_component_test test(g, L, offset_ms);
+  double lo = at_least;
+  if (!test.has_edges() || test.holds(lo)) return lo;
+  double hi = test.all_links();
+  if (!test.holds(hi)) return lo;  // cannot happen when the vertices fit: one component of D
+  // Invariant: the condition fails at lo and holds at hi.
+  for (int it = 0; it < 100 && std::chrono::steady_clock::now() < deadline; ++it) {
+    const double next = test.next_event(lo);
+    if (next >= hi) break;
+    const double mid = std::max(next, lo + (hi - lo) / 2);
+    if (mid >= hi) break;
+    if (test.holds(mid)) hi = mid;
+    else lo = mid;
+  }
+  // The edges' bounds sum their terms in another order than the model's times: a relative 1e-12
+  // below absorbs the rounding.
+  const double bound = std::max(lo, std::min(test.next_event(lo), hi));
+  return bound > at_least ? std::max(at_least, bound * (1 - 1e-12)) : at_least;
+}
+
+/// The copy-component bound of `p2p_cost`: offsets c_u(s).
+[[nodiscard]] inline double copy_component_lower_bound(
+    const stage_graph& g, const link_costs& L, double at_least = 0,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  std::vector<double> offset(g.stages());
+  for (std::size_t s = 0; s < g.stages(); ++s) offset[s] = g.replica_compute_ms(s);
+  return copy_component_lower_bound(g, L, offset, at_least, deadline);
+}
+
+}  // namespace devplace
