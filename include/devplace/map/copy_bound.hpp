@@ -54,37 +54,23 @@ namespace detail {
 /// The copy-component condition of `copy_component_lower_bound` at targets t.
 class copy_component_test {
  public:
-  /// Stage s costs at least offset_ms[s] + its p2p sends (equal replica counts).
-  copy_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms)
+  using clock = std::chrono::steady_clock;
+  /// The most (edge, link) thresholds kept, 16 bytes each: an edge of E keeps its
+  /// max_entries / E smallest, and past the last one kept it may use every link (a relaxation).
+  static constexpr std::size_t max_entries = std::size_t{1} << 20;
+
+  /// Stage s costs at least offset_ms[s] + its p2p sends (equal replica counts). Past
+  /// `deadline` the remaining edges are left out (fewer conditions: still sound). `entries`
+  /// replaces `max_entries` (tests).
+  copy_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms,
+                      clock::time_point deadline = clock::time_point::max(), std::size_t entries = max_entries)
       : D_(L.devices()), S_(g.stages()), R_(g.replicas()) {
-    for (std::size_t a = 0; a < D_; ++a)
-      for (std::size_t b = a + 1; b < D_; ++b)
-        links_.push_back({std::min(L.ms_per_byte(a, b), L.ms_per_byte(b, a)), static_cast<std::uint32_t>(a),
-                          static_cast<std::uint32_t>(b)});
-    std::sort(links_.begin(), links_.end(), [](const link& p, const link& q) { return p.w < q.w; });
-    // rest(s, e) for every stage s and neighbour index i (the edge to neighbours(s)[i]).
-    std::vector<std::vector<double>> rest(S_);
-    std::vector<double> others;
-    for (std::size_t s = 0; s < S_; ++s) {
-      const auto nb = g.neighbours(s);  // largest message first
-      rest[s].assign(nb.size(), std::numeric_limits<double>::infinity());
-      for (std::size_t i = 0; i < nb.size(); ++i) {
-        others.clear();
-        for (std::size_t j = 0; j < nb.size(); ++j)
-          if (j != i) others.push_back(g.message_bytes(s, nb[j]));
-        for (std::size_t d = 0; d < D_; ++d) {
-          const auto ow = L.out_sorted(d);
-          double c = 0;
-          for (std::size_t k = 0; k < others.size() && k < ow.size(); ++k) c += others[k] * ow[k];
-          rest[s][i] = std::min(rest[s][i], c);
-        }
-        if (!std::isfinite(rest[s][i])) rest[s][i] = 0;
-      }
-    }
     // b(s, d): offset + eq. 10 without latency, the least time of s on d.
     device_bound_.assign(S_ * D_, 0.0);
+    std::size_t E = 0;
     for (std::size_t s = 0; s < S_; ++s) {
       const auto nb = g.neighbours(s);
+      E += nb.size();
       for (std::size_t d = 0; d < D_; ++d) {
         const auto ow = L.out_sorted(d);
         double c = offset_ms[s];
@@ -94,27 +80,49 @@ class copy_component_test {
     }
     bound_values_ = device_bound_;
     std::sort(bound_values_.begin(), bound_values_.end());
-    for (std::size_t s = 0; s < S_; ++s) {
-      const auto nb = g.neighbours(s);
-      for (std::size_t i = 0; i < nb.size(); ++i) {
-        const std::size_t t = nb[i];
+    const std::size_t pairs = D_ * (D_ - 1) / 2, keep = std::max<std::size_t>(1, entries / std::max<std::size_t>(E / 2, 1));
+    std::vector<double> rest_s, rest_t;
+    std::vector<link> all;
+    for (std::size_t s = 0; s < S_; ++s)
+      for (const std::size_t t : g.neighbours(s)) {
         if (t < s) continue;
-        const auto back = g.neighbours(t);
-        const std::size_t j = static_cast<std::size_t>(std::find(back.begin(), back.end(), s) - back.begin());
-        const double base = std::max(offset_ms[s] + rest[s][i], offset_ms[t] + rest[t][j]);
-        edges_.push_back({base, g.message_bytes(s, t), static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t)});
+        if (clock::now() >= deadline) return;
+        const double M = g.message_bytes(s, t);
+        rest_table(g, L, s, t, rest_s);
+        rest_table(g, L, t, s, rest_t);
+        // s on x, t on y: both ends' bounds with e on the link x -> y (y -> x for t).
+        auto orient = [&](std::size_t x, std::size_t y) {
+          return std::max({device_bound_[s * D_ + x], device_bound_[t * D_ + y],
+                           offset_ms[s] + rest_s[x * D_ + y] + M * L.ms_per_byte(x, y),
+                           offset_ms[t] + rest_t[y * D_ + x] + M * L.ms_per_byte(y, x)});
+        };
+        all.clear();
+        all.reserve(pairs);
+        for (std::size_t a = 0; a < D_; ++a)
+          for (std::size_t b = a + 1; b < D_; ++b)
+            all.push_back({std::min(orient(a, b), orient(b, a)), static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)});
+        const auto by_t = [](const link& p, const link& q) { return p.t < q.t; };
+        edge e{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t), {}, std::numeric_limits<double>::infinity()};
+        if (all.size() > keep) {
+          std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), by_t);
+          all.resize(keep + 1);
+          e.every_link = all.back().t;  // the least threshold left out: from it on, every link
+          all.pop_back();
+        }
+        std::sort(all.begin(), all.end(), by_t);
+        e.links = all;
+        edges_.push_back(std::move(e));
       }
-    }
   }
 
-  [[nodiscard]] bool has_edges() const noexcept { return !edges_.empty() && R_ >= 1 && D_ >= 2; }
+  [[nodiscard]] bool has_edges() const noexcept { return !edges_.empty() && D_ >= 2; }
 
   /// Any t at which every edge may use every link and every stage every device (the condition
   /// then holds).
   [[nodiscard]] double all_links() const noexcept {
-    double t = bound_values_.empty() ? 0.0 : bound_values_.back();  // every device usable
-    const double w = links_.empty() ? 0.0 : links_.back().w;
-    for (const auto& e : edges_) t = std::max(t, at(e, w));
+    double t = bound_values_.empty() ? 0.0 : bound_values_.back();
+    for (const auto& e : edges_)
+      t = std::max(t, std::isfinite(e.every_link) ? e.every_link : e.links.empty() ? 0.0 : e.links.back().t);
     return t;
   }
 
@@ -125,7 +133,8 @@ class copy_component_test {
       next = *it;
     for (const auto& e : edges_) {
       const std::size_t k = prefix(e, t);
-      if (k < links_.size()) next = std::min(next, at(e, links_[k].w));
+      if (k < e.links.size()) next = std::min(next, e.links[k].t);
+      else if (t < e.every_link) next = std::min(next, e.every_link);
     }
     return next;
   }
@@ -134,20 +143,25 @@ class copy_component_test {
   [[nodiscard]] bool holds(double t) const {
     const std::size_t E = edges_.size();
     std::vector<std::size_t> pre(E), order(E);
-    for (std::size_t i = 0; i < E; ++i) pre[i] = prefix(edges_[i], t);
+    for (std::size_t i = 0; i < E; ++i) pre[i] = t >= edges_[i].every_link ? D_ * D_ : prefix(edges_[i], t);
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pre[a] < pre[b]; });
     disjoint_sets devices(D_), stages(S_);
-    std::size_t added = 0;
     std::vector<std::size_t> bins, pieces, room(D_), slots(S_ * D_);
     // Devices on which some stage fits the target (the others hold no vertex at t).
     std::vector<char> usable(D_, 0);
     for (std::size_t s = 0; s < S_; ++s)
       for (std::size_t d = 0; d < D_; ++d) usable[d] = usable[d] || device_bound_[s * D_ + d] <= t;
-    for (std::size_t k = 0; k < E;) {
-      const std::size_t level = pre[order[k]];
-      for (; k < E && pre[order[k]] == level; ++k) stages.unite(edges_[order[k]].a, edges_[order[k]].b);
-      for (; added < level; ++added) devices.unite(links_[added].a, links_[added].b);
+    // Level i: the links the first i + 1 edges (fewest links first) may use, and their pieces.
+    for (std::size_t i = 0; i < E; ++i) {
+      const auto& e = edges_[order[i]];
+      if (t >= e.every_link) {
+        for (std::size_t d = 1; d < D_; ++d) devices.unite(0, d);
+      } else {
+        for (std::size_t k = 0; k < pre[order[i]]; ++k) devices.unite(e.links[k].a, e.links[k].b);
+      }
+      if (stages.find(e.a) == stages.find(e.b)) continue;  // same pieces, coarser components: weaker
+      stages.unite(e.a, e.b);
       bins.clear();
       pieces.clear();
       std::fill(room.begin(), room.end(), 0);
@@ -177,22 +191,44 @@ class copy_component_test {
 
  private:
   struct link {
-    double w;
+    double t;  ///< the least target at which the edge may use this link
     std::uint32_t a, b;
   };
   struct edge {
-    double base, bytes;
     std::uint32_t a, b;
+    std::vector<link> links;  ///< the links with the smallest thresholds, by t ascending
+    double every_link;        ///< from this t on every link (+inf when `links` holds them all)
   };
 
-  /// The edge's time bound on a link of w ms per byte (monotone in w).
-  [[nodiscard]] static double at(const edge& e, double w) noexcept { return e.base + e.bytes * w; }
+  /// rest[x · D + y]: the least sends of stage s on device x apart from its edge to stage t, when
+  /// that edge takes the link to device y: the other messages, largest first, on the fastest
+  /// links out of x other than the one to y (eq. 10 without e, latency dropped).
+  void rest_table(const stage_graph& g, const link_costs& L, std::size_t s, std::size_t t,
+                  std::vector<double>& rest) const {
+    std::vector<double> others;
+    for (const std::size_t u : g.neighbours(s))  // largest first
+      if (u != t) others.push_back(g.message_bytes(s, u));
+    const std::size_t n = others.size();
+    rest.assign(D_ * D_, 0.0);
+    std::vector<double> before(n + 1, 0.0), after(n + 1, 0.0);
+    for (std::size_t x = 0; x < D_; ++x) {
+      const auto ow = L.out_sorted(x);
+      const auto ox = L.out_sorted_devices(x);
+      // before[k] = Σ_{j<k} m_j · w_j; after[k] = Σ_{j≥k} m_j · w_{j+1} (the link to y skipped)
+      for (std::size_t j = 0; j < n; ++j) before[j + 1] = before[j] + others[j] * ow[j];
+      after[n] = 0;
+      for (std::size_t j = n; j-- > 0;) after[j] = after[j + 1] + (j + 1 < ow.size() ? others[j] * ow[j + 1] : 0.0);
+      for (std::size_t p = 0; p < ow.size(); ++p) {
+        const std::size_t k = std::min(p, n);
+        rest[x * D_ + ox[p]] = before[k] + after[k];
+      }
+    }
+  }
 
-  /// The links edge e may use at t: those with at(e, w) ≤ t (a prefix of `links_`).
-  [[nodiscard]] std::size_t prefix(const edge& e, double t) const {
+  /// The links edge e may use at t: those whose threshold is ≤ t (a prefix of its list).
+  [[nodiscard]] static std::size_t prefix(const edge& e, double t) {
     return static_cast<std::size_t>(
-        std::partition_point(links_.begin(), links_.end(), [&](const link& l) { return at(e, l.w) <= t; }) -
-        links_.begin());
+        std::partition_point(e.links.begin(), e.links.end(), [&](const link& l) { return l.t <= t; }) - e.links.begin());
   }
 
   /// The count and volume conditions for R copies of `pieces` (sizes) in bins `bins`.
@@ -237,7 +273,6 @@ class copy_component_test {
   }
 
   std::size_t D_, S_, R_;
-  std::vector<link> links_;
   std::vector<edge> edges_;
   std::vector<double> device_bound_;  // b(s, d), row-major
   std::vector<double> bound_values_;  // b(s, d) sorted
@@ -256,7 +291,7 @@ class copy_component_test {
   if (offset_ms.size() != g.stages())
     throw std::invalid_argument("copy_component_lower_bound: one offset per stage is needed");
   if (!g.uniform_replicas() || g.vertices() > L.devices() || L.devices() < 2) return at_least;
-  const detail::copy_component_test test(g, L, offset_ms);
+  const detail::copy_component_test test(g, L, offset_ms, deadline);
   double lo = at_least;
   if (!test.has_edges() || test.holds(lo)) return lo;
   double hi = test.all_links();

@@ -214,8 +214,11 @@ class mapping_search {
     const auto& g = *g_;
     const auto& L = *L_;
     if (!g.uniform_replicas() || expired()) return;
+    // A quarter of the set-up time left: cut short, the bound is only lower.
+    const auto now = clock::now();
+    const auto deadline = setup_deadline_ == clock::time_point::max() ? setup_deadline_ : now + (setup_deadline_ - now) / 4;
     if constexpr (std::is_same_v<C, p2p_cost>) {
-      lb0_ = copy_component_lower_bound(g, L, lb0_, setup_deadline_);
+      lb0_ = copy_component_lower_bound(g, L, lb0_, deadline);
     } else if constexpr (std::is_same_v<C, combined_cost>) {
       // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
       std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
@@ -231,7 +234,7 @@ class mapping_search {
         dev[v] = unplaced;
         offset[s] += g.replica_compute_ms(s);
       }
-      lb0_ = copy_component_lower_bound(g, L, offset, lb0_, setup_deadline_);
+      lb0_ = copy_component_lower_bound(g, L, offset, lb0_, deadline);
     }
   }
 
