@@ -4,33 +4,35 @@
 /// ring-component bound (map/ring_bound.hpp).
 ///
 /// With equal replica counts G' is R copies of the stage graph, and replica r of stage s pays
-/// M(s, s') · w(p(s_r), p(s'_r)) for every edge e = (s, s') of its copy. At a target t, an edge
-/// e may only use a link (a, b) with
+/// M(s, s') · w(p(s_r), p(s'_r)) for every edge e = (s, s') of its copy. At a target t, the
+/// edge e may use the link {a, b} only if, with s on a and s' on b or the other way round,
 ///
-///   base_e + M_e · min(w(a, b), w(b, a)) ≤ t,
-///   base_e = max over both ends u of e: offset(u) + rest(u, e),
+///   τ_e(a, b) = min over both orientations of max( b(s, a), b(s', b),
+///                 c'(s)  + M_e · w(a, b) + rest_s(a; b),  c'(s') + M_e · w(b, a) + rest_s'(b; a) ) ≤ t
 ///
-/// where offset(u) bounds u's time apart from its sends (c_u, plus the least allreduce term under
-/// the combined model) and rest(u, e) = min_d Σ_i M_(i)(u without e) · w_i(d) is the least cost of
-/// u's other sends (eq. 10 without e; latency dropped, which only adds links). All these link
-/// graphs are prefixes of one list of links sorted by min(w(a, b), w(b, a)). At the k-th prefix,
-/// the copy's edges allowed no more than those k links form pieces (components of the copy)
-/// that must each lie inside one component of the link graph G_k; the R copies' pieces are
-/// disjoint. `copy_component_test::holds` checks, per level k at which an edge's prefix ends,
-/// two necessary conditions of that bin packing ("dual feasible functions"), for every size z of
-/// a piece present:
-///   count:   #pieces of ≥ z devices            ≤ Σ_j ⌊c_j / z⌋
-///   volume:  Σ |pieces of ≥ z devices|          ≤ Σ_j g_z(c_j)
-/// c_j the components' sizes, g_z(c) the largest sum ≤ c of piece sizes ≥ z present (with
-/// repetition). Every mapping with all times ≤ t passes at t, so the least t that passes is a
-/// lower bound: bisection, returning the next value above the largest t proved failing at which
-/// some edge gains a link (nothing changes in between). A failing t is proved infeasible
-/// whatever the conditions do elsewhere (they need not be monotone for soundness).
+/// where c'(s) bounds s's time apart from its sends (c_u, plus the least allreduce term under
+/// the combined model), b(s, d) = c'(s) + eq. 10 without latency, and rest_s(a; b) is eq. 10 of
+/// s's other messages on the links out of a other than the one to b (latency dropped: it only
+/// allows more links). Order the edges by how many links they may use; at level i the pieces
+/// (components of the copy with edges e_1..e_i) each lie in one component of H_i, the union of
+/// the links e_1..e_i may use. The H_i are nested, so their components are laminar; the R
+/// copies' pieces are disjoint; a device holds a vertex only where some stage fits (b ≤ t).
+/// `copy_component_test::holds` checks per level, for every size z of a piece present, three
+/// necessary conditions of that packing (c_j: the usable devices of component j):
+///   count:   R · #pieces of ≥ z stages       ≤ Σ_j ⌊c_j / z⌋
+///   volume:  R · Σ |pieces of ≥ z stages|     ≤ Σ_j g_z(c_j)   (largest sum ≤ c_j of sizes ≥ z present)
+///   stage s: R ≤ Σ_{j: c_j ≥ z_s} min(⌊c_j / z_s⌋, #devices of j where s fits)   (z_s: its piece)
+/// Every mapping with all times ≤ t passes at t, and nothing changes between consecutive values
+/// of the τ_e and b, so the least t that passes is a lower bound: bisection, returning the next
+/// such value above the largest t proved failing (a failing t is infeasible on its own: the
+/// search needs no monotonicity to be sound).
 ///
 /// What it sees that the per-device bounds do not: a copy must be embedded on devices joined by
-/// fast links, and the copies compete for the nodes. Complexity: O(D² log D) to sort the links,
-/// O(S · deg² · D) for the rest terms, then per test O(E log D + D² α + L · Z · D) (E copy edges,
-/// L ≤ E levels, Z ≤ S piece sizes); about 60 tests.
+/// fast links, and the copies compete for the nodes. What it cannot see: that each replica of a
+/// stage with many neighbours needs its own fast neighbourhood (docs/mapping.md).
+/// Complexity: O(E · D² · deg) for the thresholds and O(E · D² log D) to sort them (E copy
+/// edges), at most `max_entries` kept; per test O(Σ_e k_e + E · S · D + E · Z² · D) (k_e links
+/// allowed, Z piece sizes); about 60 tests.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
