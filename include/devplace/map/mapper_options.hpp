@@ -24,6 +24,10 @@ struct mapper_options {
   /// allreduce: raise the initial bound to the ring-component bound (map/ring_bound.hpp): a ring
   /// lies in one component of the links fast enough for it, and the rings share the components
   bool ring_component_bound = true;
+  /// p2p and combined with equal replica counts: raise the initial bound to the copy-component
+  /// bound (map/copy_bound.hpp): a copy's heavy edges must use fast links, so its pieces lie in
+  /// components of the fast-link graph, and the R copies share the components
+  bool copy_component_bound = true;
   bool restarts = true;                       ///< alternate two value orders with doubling budgets
   /// p2p with equal replica counts: per target, drop the devices of a stage on which no placement
   /// of its neighbours inside their own allowed devices meets the target, to a fixpoint

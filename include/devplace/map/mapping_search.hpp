@@ -33,6 +33,7 @@
 
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
+#include "devplace/map/copy_bound.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
@@ -160,6 +161,36 @@ class mapping_search {
     }
   }
 
+  /// lb0 raised to the copy-component bound (map/copy_bound.hpp) for the models with p2p sends
+  /// between copies (equal replica counts).
+  void raise_by_copy_components() {
+    const auto& g = *g_;
+    const auto& L = *L_;
+    if (!g.uniform_replicas() || expired()) return;
+    // A quarter of the set-up time left: cut short, the bound is only lower.
+    const auto now = clock::now();
+    const auto deadline = setup_deadline_ == clock::time_point::max() ? setup_deadline_ : now + (setup_deadline_ - now) / 4;
+    if constexpr (std::is_same_v<C, p2p_cost>) {
+      lb0_ = copy_component_lower_bound(g, L, lb0_, deadline);
+    } else if constexpr (std::is_same_v<C, combined_cost>) {
+      // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
+      std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
+      std::vector<std::size_t> dev(V_, unplaced);
+      const double mb = static_cast<double>(std::max<std::size_t>(model_.micro_batches, 1));
+      for (std::size_t s = 0; s < g.stages(); ++s) {
+        if (expired()) return;
+        const std::size_t v = g.vertex(s, 0);
+        for (std::size_t d = 0; d < D_; ++d) {
+          dev[v] = d;
+          offset[s] = std::min(offset[s], model_.ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
+        }
+        dev[v] = unplaced;
+        offset[s] += g.replica_compute_ms(s);
+      }
+      lb0_ = copy_component_lower_bound(g, L, offset, lb0_, deadline);
+    }
+  }
+
   /// The whole precomputation, step by step; false as soon as the set-up deadline has passed.
   bool setup() {
     const auto& g = *g_;
@@ -176,6 +207,7 @@ class mapping_search {
     lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_, setup_deadline_) : sorting_lower_bound(table_);
     if (expired()) return false;
     if (opt_.ring_component_bound) raise_by_ring_components();
+    if (opt_.copy_component_bound) raise_by_copy_components();
     shared_ = model_shares_time(model_);
     // The replica symmetries are those of equal counts (copies, rings of one length).
     sym_ = opt_.symmetry_breaking && g.uniform_replicas() ? model_symmetry(model_, g, L) : replica_symmetry::none;
