@@ -33,14 +33,13 @@
 
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/bounds.hpp"
-#include "devplace/map/copy_bound.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/detail/warnsdorff.hpp"
 #include "devplace/map/mapper_options.hpp"
-#include "devplace/map/ring_bound.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/map/symmetry.hpp"
 #include "devplace/status.hpp"
@@ -137,60 +136,6 @@ class mapping_search {
   // ---------------------------------------------------------------- precomputation
   [[nodiscard]] bool expired() const { return clock::now() >= setup_deadline_; }
 
-  /// lb0 raised to the ring-component bound (map/ring_bound.hpp) for the models with rings.
-  void raise_by_ring_components() {
-    const auto& g = *g_;
-    const auto& L = *L_;
-    if constexpr (std::is_same_v<C, allreduce_cost>) {
-      lb0_ = ring_component_lower_bound(g, L, lb0_, setup_deadline_);
-    } else if constexpr (std::is_same_v<C, combined_cost>) {
-      // Stage s costs at least c(s) + its least p2p sends (one vertex alone, any device) + ring / MB.
-      std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
-      std::vector<std::size_t> dev(V_, unplaced);
-      for (std::size_t s = 0; s < g.stages(); ++s)
-        for (std::size_t r = 0; r < (g.uniform_replicas() ? 1 : g.replicas(s)); ++r) {
-          if (expired()) return;
-          const std::size_t v = g.vertex(s, r);
-          for (std::size_t d = 0; d < D_; ++d) {
-            dev[v] = d;
-            offset[s] = std::min(offset[s], p2p_cost{}.bound(g, L, std::span<const std::size_t>(dev), v));
-          }
-          dev[v] = unplaced;
-        }
-      lb0_ = ring_component_lower_bound(g, L, offset, static_cast<double>(std::max<std::size_t>(model_.micro_batches, 1)), lb0_, setup_deadline_);
-    }
-  }
-
-  /// lb0 raised to the copy-component bound (map/copy_bound.hpp) for the models with p2p sends
-  /// between copies (equal replica counts).
-  void raise_by_copy_components() {
-    const auto& g = *g_;
-    const auto& L = *L_;
-    if (!g.uniform_replicas() || expired()) return;
-    // A quarter of the set-up time left: cut short, the bound is only lower.
-    const auto now = clock::now();
-    const auto deadline = setup_deadline_ == clock::time_point::max() ? setup_deadline_ : now + (setup_deadline_ - now) / 4;
-    if constexpr (std::is_same_v<C, p2p_cost>) {
-      lb0_ = copy_component_lower_bound(g, L, lb0_, deadline);
-    } else if constexpr (std::is_same_v<C, combined_cost>) {
-      // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
-      std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
-      std::vector<std::size_t> dev(V_, unplaced);
-      const double mb = static_cast<double>(std::max<std::size_t>(model_.micro_batches, 1));
-      for (std::size_t s = 0; s < g.stages(); ++s) {
-        if (expired()) return;
-        const std::size_t v = g.vertex(s, 0);
-        for (std::size_t d = 0; d < D_; ++d) {
-          dev[v] = d;
-          offset[s] = std::min(offset[s], model_.ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
-        }
-        dev[v] = unplaced;
-        offset[s] += g.replica_compute_ms(s);
-      }
-      lb0_ = copy_component_lower_bound(g, L, offset, lb0_, deadline);
-    }
-  }
-
   /// The whole precomputation, step by step; false as soon as the set-up deadline has passed.
   bool setup() {
     const auto& g = *g_;
@@ -206,8 +151,8 @@ class mapping_search {
     if (!table_.complete) return false;
     lb0_ = opt_.assignment_bound ? assignment_lower_bound(table_, setup_deadline_) : sorting_lower_bound(table_);
     if (expired()) return false;
-    if (opt_.ring_component_bound) raise_by_ring_components();
-    if (opt_.copy_component_bound) raise_by_copy_components();
+    if (opt_.ring_component_bound) lb0_ = detail::raise_by_ring_components(g, L, model_, lb0_, setup_deadline_);
+    if (opt_.copy_component_bound) lb0_ = detail::raise_by_copy_components(g, L, model_, lb0_, setup_deadline_);
     shared_ = model_shares_time(model_);
     // The replica symmetries are those of equal counts (copies, rings of one length).
     sym_ = opt_.symmetry_breaking && g.uniform_replicas() ? model_symmetry(model_, g, L) : replica_symmetry::none;
