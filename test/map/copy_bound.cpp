@@ -14,20 +14,6 @@ using namespace devplace;
 
 namespace {
 
-// Nodes of the given sizes: `fast` GB/s inside a node, `slow` GB/s between nodes.
-matrix_topology copy_blocks(const std::vector<std::size_t>& sizes, double fast, double slow) {
-  std::size_t D = 0;
-  for (const auto n : sizes) D += n;
-  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D), slow);
-  std::size_t first = 0;
-  for (const auto n : sizes) {
-    for (std::size_t a = first; a < first + n; ++a)
-      for (std::size_t b = first; b < first + n; ++b) bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = fast;
-    first += n;
-  }
-  return matrix_topology(bw);
-}
-
 // A chain of S stages exchanging `bytes` between neighbours, no compute.
 stage_graph chain(std::size_t S, std::size_t R, double bytes) {
   std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));
@@ -74,7 +60,7 @@ TEST_CASE("copy bound: two copies of 4 on nodes of 4, 3, 3 - the second copy mus
   // Every device has two fast links, so the per-device bounds see no slow link; but only one
   // copy fits a node, the other joins the two nodes of 3 over a slow link. Its best crossing is
   // an end edge of the chain: the inner vertex then pays one fast and one slow send.
-  const link_costs L(copy_blocks({4, 3, 3}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 3, 3}, 10.0, 1.0));
   const double M = 1e6;
   const auto g = chain(4, 2, M);
   const double w_fast = L.ms_per_byte(0, 1), w_slow = L.ms_per_byte(0, 4);
@@ -89,13 +75,13 @@ TEST_CASE("copy bound: two copies of 4 on nodes of 4, 3, 3 - the second copy mus
   REQUIRE(m.status == status::optimal);
   CHECK(m.objective_ms == doctest::Approx(expected));
   // With nodes of 4 and 4 both copies fit: no slow link needed.
-  const link_costs L2(copy_blocks({4, 4, 2}, 10.0, 1.0));
+  const link_costs L2(test::node_blocks({4, 4, 2}, 10.0, 1.0));
   CHECK(copy_component_lower_bound(g, L2) == doctest::Approx(2 * M * w_fast));
 }
 
 TEST_CASE("copy bound: the count of pieces per node (three copies of 3 on nodes of 4, 4, 1)") {
   // Each node of 4 holds one copy of 3 (⌊4/3⌋ = 1), the third copy must cross; 9 devices.
-  const link_costs L(copy_blocks({4, 4, 1}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 4, 1}, 10.0, 1.0));
   const double M = 2e6;
   const auto g = chain(3, 3, M);
   const double w_fast = L.ms_per_byte(0, 1), w_slow = L.ms_per_byte(0, 4);
@@ -111,7 +97,7 @@ TEST_CASE("copy bound: the heavy edge of a copy keeps to the fast links, the lig
   // Stages 0-1 exchange 8 MB, 1-2 exchange 1 MB; two copies on nodes of 3, 2, 1 (6 devices): one
   // copy fills the node of 3, the other puts its heavy pair in the node of 2 and crosses on the
   // light edge. Its vertex 1 pays both; the per-device bounds let every vertex 1 sit in the node of 3.
-  const link_costs L(copy_blocks({3, 2, 1}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({3, 2, 1}, 10.0, 1.0));
   std::vector<std::vector<double>> m{{0, 8e6, 0}, {8e6, 0, 1e6}, {0, 1e6, 0}};
   const stage_graph g(2, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, m);
   const double w_fast = L.ms_per_byte(0, 1), w_slow = L.ms_per_byte(0, 5);
@@ -122,7 +108,7 @@ TEST_CASE("copy bound: the heavy edge of a copy keeps to the fast links, the lig
 }
 
 TEST_CASE("copy bound: unequal replica counts return the bound given") {
-  const link_costs L(copy_blocks({4, 3, 3}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 3, 3}, 10.0, 1.0));
   const stage_graph g(std::vector<std::size_t>{2, 1, 2}, {1.0, 1.0, 1.0}, {0.0, 0.0, 0.0},
                       {{0, 1e6, 0}, {1e6, 0, 1e6}, {0, 1e6, 0}});
   CHECK(copy_component_lower_bound(g, L, 3.5) == 3.5);

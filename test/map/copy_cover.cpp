@@ -61,6 +61,43 @@ std::pair<std::size_t, std::size_t> shape(std::mt19937_64& rng, std::size_t D, b
   }
 }
 
+// Searches `s` (restarts off) at opt·(1 − 1e-6), opt, its initial bound and four random targets
+// in (0.5, 1.3)·opt, in random order, and checks each answer against the brute-force optimum:
+// answered by the copy cover, found exactly when opt ≤ t, a found mapping within t, a failed
+// target's certified bound in (t, opt]. Counts the answers.
+struct target_counts {
+  std::size_t by_cover = 0, infeasible = 0, packings = 0;
+};
+void check_cover_targets(const mapping_search<p2p_cost>& s, const stage_graph& g, const link_costs& L, double opt, int it,
+                         std::mt19937_64& rng, target_counts& n) {
+  const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
+  std::uniform_real_distribution<double> frac(0.5, 1.3);
+  std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
+  for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
+  std::shuffle(targets.begin(), targets.end(), rng);
+  for (const double t : targets) {
+    CAPTURE(it);
+    CAPTURE(S);
+    CAPTURE(R);
+    CAPTURE(t);
+    CAPTURE(opt);
+    const auto a = s.search(t);
+    CHECK(a.completed);
+    CHECK(a.by_copy_cover);
+    n.by_cover += a.by_copy_cover;
+    CHECK(a.found == (opt <= t));
+    if (a.found) {
+      CHECK(a.objective_ms <= t);
+      CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
+      n.packings += S * R < D;
+    } else {
+      CHECK(a.next_lower_bound_ms > t);
+      CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
+      ++n.infeasible;
+    }
+  }
+}
+
 }  // namespace copy_cover_test
 
 TEST_CASE("copy cover: the packing solver finds R disjoint rows exactly when an enumeration of row subsets does") {
@@ -141,7 +178,7 @@ TEST_CASE("mapping_search: the copy cover answers every target exactly against b
   // in (t, opt]. Targets come in random order, so some are answered from the listing of a larger
   // one (filtered), others list anew.
   std::mt19937_64 rng(63);
-  std::size_t by_cover = 0, infeasible = 0, packings = 0;
+  copy_cover_test::target_counts n;
   for (int it = 0; it < 240; ++it) {
     const std::size_t D = 4 + rng() % 5;  // 4..8
     const bool exact = it % 2 == 0;
@@ -151,36 +188,12 @@ TEST_CASE("mapping_search: the copy cover answers every target exactly against b
     const link_costs L(test::random_topology(rng, D, test::all_topo_kinds[it % 4]));
     const double opt = test::brute_force(g, L, p2p_cost{});
     const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.restarts = false});
-    std::uniform_real_distribution<double> frac(0.5, 1.3);
-    std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
-    for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
-    std::shuffle(targets.begin(), targets.end(), rng);
-    for (const double t : targets) {
-      CAPTURE(it);
-      CAPTURE(S);
-      CAPTURE(R);
-      CAPTURE(t);
-      CAPTURE(opt);
-      const auto a = s.search(t);
-      CHECK(a.completed);
-      CHECK(a.by_copy_cover);
-      by_cover += a.by_copy_cover;
-      CHECK(a.found == (opt <= t));
-      if (a.found) {
-        CHECK(a.objective_ms <= t);
-        CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
-        packings += S * R < D;
-      } else {
-        CHECK(a.next_lower_bound_ms > t);
-        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-        ++infeasible;
-      }
-    }
+    copy_cover_test::check_cover_targets(s, g, L, opt, it, rng, n);
   }
-  CHECK(by_cover > 1000);
-  CHECK(infeasible > 300);
-  CHECK(packings > 100);
-  MESSAGE("targets answered by the copy cover: " << by_cover << ", infeasible " << infeasible << ", packings found " << packings);
+  CHECK(n.by_cover > 1000);
+  CHECK(n.infeasible > 300);
+  CHECK(n.packings > 100);
+  MESSAGE("targets answered by the copy cover: " << n.by_cover << ", infeasible " << n.infeasible << ", packings found " << n.packings);
 }
 
 TEST_CASE("mapper: with the copy cover answering, objective and status equal brute force") {
@@ -380,7 +393,8 @@ TEST_CASE("mapping_search: on twin classes the copy cover answers every target e
   // as above, on topologies with twin classes, where the copy cover lists the embeddings up to
   // twin permutations and covers the class sizes with count vectors
   std::mt19937_64 rng(66);
-  std::size_t by_cover = 0, infeasible = 0, packings = 0, quotients = 0;
+  copy_cover_test::target_counts n;
+  std::size_t quotients = 0;
   for (int it = 0; it < 160; ++it) {
     const std::size_t D = 6 + rng() % 4;  // 6..9
     const bool exact = it % 2 == 0;
@@ -396,37 +410,13 @@ TEST_CASE("mapping_search: on twin classes the copy cover answers every target e
       const detail::copy_cover_search<p2p_cost> c(g, L, s.device_bounds(), deps, device_twins(L));
       quotients += c.on_twin_classes();
     }
-    std::uniform_real_distribution<double> frac(0.5, 1.3);
-    std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
-    for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
-    std::shuffle(targets.begin(), targets.end(), rng);
-    for (const double t : targets) {
-      CAPTURE(it);
-      CAPTURE(S);
-      CAPTURE(R);
-      CAPTURE(t);
-      CAPTURE(opt);
-      const auto a = s.search(t);
-      CHECK(a.completed);
-      CHECK(a.by_copy_cover);
-      by_cover += a.by_copy_cover;
-      CHECK(a.found == (opt <= t));
-      if (a.found) {
-        CHECK(a.objective_ms <= t);
-        CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
-        packings += S * R < D;
-      } else {
-        CHECK(a.next_lower_bound_ms > t);
-        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-        ++infeasible;
-      }
-    }
+    copy_cover_test::check_cover_targets(s, g, L, opt, it, rng, n);
   }
   CHECK(quotients == 160);
-  CHECK(by_cover > 700);
-  CHECK(infeasible > 200);
-  CHECK(packings > 50);
-  MESSAGE("twin classes: targets answered by the copy cover " << by_cover << ", infeasible " << infeasible << ", packings found " << packings);
+  CHECK(n.by_cover > 700);
+  CHECK(n.infeasible > 200);
+  CHECK(n.packings > 50);
+  MESSAGE("twin classes: targets answered by the copy cover " << n.by_cover << ", infeasible " << n.infeasible << ", packings found " << n.packings);
 }
 
 TEST_CASE("mapper: on twin classes, with the copy cover answering, objective and status equal brute force") {

@@ -51,6 +51,20 @@ inline matrix_topology random_topology(std::mt19937_64& rng, std::size_t D, topo
   return matrix_topology(bw, lat, std::vector<double>(D, 1e9));
 }
 
+/// Nodes of the given sizes: `fast` GB/s inside a node, `slow` GB/s between nodes.
+inline matrix_topology node_blocks(const std::vector<std::size_t>& sizes, double fast, double slow) {
+  std::size_t D = 0;
+  for (const auto n : sizes) D += n;
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D), slow);
+  std::size_t first = 0;
+  for (const auto n : sizes) {
+    for (std::size_t a = first; a < first + n; ++a)
+      for (std::size_t b = first; b < first + n; ++b) bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = fast;
+    first += n;
+  }
+  return matrix_topology(bw);
+}
+
 /// The same topology with device d renamed perm[d].
 inline matrix_topology relabel(const matrix_topology& t, const std::vector<std::size_t>& perm) {
   const auto n = static_cast<Eigen::Index>(t.num_devices());

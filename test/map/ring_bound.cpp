@@ -11,24 +11,6 @@
 
 using namespace devplace;
 
-namespace {
-
-// Nodes of the given sizes: `fast` GB/s inside a node, `slow` GB/s between nodes.
-matrix_topology ring_blocks(const std::vector<std::size_t>& sizes, double fast, double slow) {
-  std::size_t D = 0;
-  for (const auto n : sizes) D += n;
-  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D), slow);
-  std::size_t first = 0;
-  for (const auto n : sizes) {
-    for (std::size_t a = first; a < first + n; ++a)
-      for (std::size_t b = first; b < first + n; ++b) bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = fast;
-    first += n;
-  }
-  return matrix_topology(bw);
-}
-
-}  // namespace
-
 TEST_CASE("ring bound: never above the brute-force allreduce optimum, never below the bound it starts from") {
   std::mt19937_64 rng(2026);
   int raised = 0;
@@ -52,7 +34,7 @@ TEST_CASE("ring bound: never above the brute-force allreduce optimum, never belo
 
 TEST_CASE("ring bound: a ring larger than a node pays the link between nodes") {
   // Two nodes of 4 devices, 10 GB/s inside, 1 GB/s between; one stage, R = 8, 4e7 ring bytes.
-  const link_costs L(ring_blocks({4, 4}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 4}, 10.0, 1.0));
   const stage_graph g(8, {2.0}, {1e8}, {{0.0}});
   const double x = g.allreduce_bytes(0);
   const double slow = 2.0 + x * L.ms_per_byte(0, 4), fast = 2.0 + x * L.ms_per_byte(0, 1);
@@ -65,7 +47,7 @@ TEST_CASE("ring bound: rings compete for the nodes") {
   // Nodes of 4, 3 and 3 devices; two stages of R = 4. Every device has two fast links, so the
   // per-device bounds see no slow link; but only one ring fits a node, the other must join the
   // two nodes of 3 over a slow link: the stage with the larger allreduce takes the node of 4.
-  const link_costs L(ring_blocks({4, 3, 3}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 3, 3}, 10.0, 1.0));
   const stage_graph g(4, {1.0, 1.0}, {4e6, 2e6}, {{0, 0}, {0, 0}});
   const double x0 = g.allreduce_bytes(0), x1 = g.allreduce_bytes(1);
   const double w_fast = L.ms_per_byte(0, 1), w_slow = L.ms_per_byte(0, 4);
@@ -95,7 +77,7 @@ TEST_CASE("ring bound: a ring of three needs a cycle, not only a path (the 2-cor
 }
 
 TEST_CASE("ring bound: the mapper starts from it and proves the optimum at once") {
-  const link_costs L(ring_blocks({4, 4}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 4}, 10.0, 1.0));
   const stage_graph g(8, {2.0}, {1e8}, {{0.0}});
   mapper_options o;
   o.threads = 1;
@@ -137,7 +119,7 @@ TEST_CASE("ring bound: under the combined model the mapper's initial bound stays
 
 TEST_CASE("ring bound: the combined model's ring across nodes, amortised over MB") {
   // One stage, R = 8 on two nodes of 4: the ring pays the slow link, divided by MB = 4.
-  const link_costs L(ring_blocks({4, 4}, 10.0, 1.0));
+  const link_costs L(test::node_blocks({4, 4}, 10.0, 1.0));
   const stage_graph g(8, {2.0}, {1e8}, {{0.0}});
   const combined_cost model{.micro_batches = 4};
   const double slow = 2.0 + g.allreduce_bytes(0) * L.ms_per_byte(0, 4) / 4.0;

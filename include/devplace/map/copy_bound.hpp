@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "devplace/detail/disjoint_sets.hpp"
+#include "devplace/map/detail/event_bisection.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/stage_graph.hpp"
 
@@ -298,18 +299,9 @@ class copy_component_test {
   if (!test.has_edges() || test.holds(lo)) return lo;
   double hi = test.all_links();
   if (!test.holds(hi)) return lo;  // cannot happen when the vertices fit: one component of D
-  // Invariant: the condition fails at lo and holds at hi.
-  for (int it = 0; it < 100 && std::chrono::steady_clock::now() < deadline; ++it) {
-    const double next = test.next_event(lo);
-    if (next >= hi) break;
-    const double mid = std::max(next, lo + (hi - lo) / 2);
-    if (mid >= hi) break;
-    if (test.holds(mid)) hi = mid;
-    else lo = mid;
-  }
+  const double bound = detail::bisect_events(test, lo, hi, deadline);  // fails at lo, holds at hi
   // The edges' bounds sum their terms in another order than the model's times: a relative 1e-12
   // below absorbs the rounding.
-  const double bound = std::max(lo, std::min(test.next_event(lo), hi));
   return bound > at_least ? std::max(at_least, bound * (1 - 1e-12)) : at_least;
 }
 

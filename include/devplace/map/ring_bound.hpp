@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "devplace/detail/disjoint_sets.hpp"
+#include "devplace/map/detail/event_bisection.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/stage_graph.hpp"
 
@@ -305,16 +306,7 @@ class ring_component_test {
   if (!test.has_rings() || test.holds(lo)) return lo;
   double hi = test.all_links();
   if (!test.holds(hi)) return lo;  // cannot happen when the vertices fit: every graph is complete
-  // Invariant: the condition fails at lo and holds at hi.
-  for (int it = 0; it < 100 && std::chrono::steady_clock::now() < deadline; ++it) {
-    const double next = test.next_event(lo);
-    if (next >= hi) break;
-    const double mid = std::max(next, lo + (hi - lo) / 2);
-    if (mid >= hi) break;
-    if (test.holds(mid)) hi = mid;
-    else lo = mid;
-  }
-  return std::max(lo, std::min(test.next_event(lo), hi));
+  return detail::bisect_events(test, lo, hi, deadline);  // fails at lo, holds at hi
 }
 
 /// The ring-component bound of `allreduce_cost`: offsets c(s), divisor 1.
