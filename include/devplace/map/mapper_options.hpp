@@ -45,9 +45,15 @@ struct mapper_options {
   /// twin classes); when the limits below are reached the depth-first search answers instead
   /// (docs/mapping.md, "Algorithm 2", copy cover)
   bool copy_cover = true;
+  /// The allreduce model without latency, equal replica counts, every stage with parameters: answer
+  /// each target first by listing every device set that holds a ring within the loosest stage's
+  /// threshold and covering the devices with S of them that the stages can take (nested
+  /// thresholds: Hall's condition on levels), with the copy cover's limits below
+  /// (docs/mapping.md, "Ring cover")
+  bool ring_cover = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
-  std::uint64_t copy_cover_nodes = 1'000'000;
+  std::uint64_t copy_cover_nodes = 1'000'000;  // (both covers)
   std::uint64_t seed = 1;                     ///< random baseline map
   /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
   /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.

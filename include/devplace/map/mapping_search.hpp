@@ -36,6 +36,7 @@
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
+#include "devplace/map/detail/ring_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/detail/warnsdorff.hpp"
@@ -104,13 +105,15 @@ class mapping_search {
     // on, from 2^18 nodes, doubling each turn and at least twice their node budget (its nodes are
     // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
     // short runs.
-    bool cover_open = cover_.has_value() && cover_->open_for_target(opt_.restarts);
+    bool cover_open = (cover_.has_value() && cover_->open_for_target(opt_.restarts)) ||
+                      (ring_cover_.has_value() && ring_cover_->open_for_target(opt_.restarts));
     std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
         cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
-        using turn = typename detail::copy_cover_turns<C>::turn;
-        switch (cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)) {
+        using turn = detail::cover_turn;
+        switch (cover_ ? cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)
+                       : ring_cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)) {
           case turn::answered: return total;
           case turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
           case turn::given_up: cover_open = false; break;
@@ -180,6 +183,8 @@ class mapping_search {
       twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
       if (expired()) return false;
       cover_.emplace(g, L, table_, deps_, twins_);
+    } else if (opt_.ring_cover && detail::ring_cover_applies(model_, g, L)) {
+      ring_cover_.emplace(g, L, table_, deps_, twins_);
     }
     if (expired()) return false;
     return make_symmetry();
@@ -542,6 +547,7 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> orbit1_;
   std::vector<std::size_t> twins_;  // device_twins, when the copy cover applies
   std::optional<detail::copy_cover_turns<C>> cover_;  // when the copy-cover search applies
+  std::optional<detail::copy_cover_turns<C, detail::ring_cover_search<C>>> ring_cover_;  // when the ring cover applies
 };
 
 }  // namespace devplace

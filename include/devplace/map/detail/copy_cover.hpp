@@ -44,131 +44,10 @@
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/exact_cover.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// Algorithm X with dancing links for R pairwise disjoint rows out of equal-sized rows (each row
-/// `width` distinct columns out of `columns`), leaving at most `columns − R·width` columns
-/// uncovered. Rows are stored contiguously, so a row's other nodes are found by index, and a node
-/// keeps only its up/down links and column (12 bytes).
-class exact_cover_packing {
- public:
-  enum class outcome { found, none, stopped };
-
-  /// `rows`: `width` column ids per row, row after row.
-  exact_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
-      : C_(static_cast<std::uint32_t>(columns)), W_(static_cast<std::uint32_t>(width)) {
-    const std::size_t n = rows.size();
-    const std::size_t nodes = C_ + 1 + n;
-    up_.resize(nodes), down_.resize(nodes), col_.resize(nodes);
-    left_.resize(C_ + 1), right_.resize(C_ + 1), size_.assign(C_ + 1, 0);
-    for (std::uint32_t c = 0; c <= C_; ++c) {
-      left_[c] = c == 0 ? C_ : c - 1;
-      right_[c] = c == C_ ? 0 : c + 1;
-      up_[c] = down_[c] = col_[c] = c;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto x = static_cast<std::uint32_t>(C_ + 1 + i), c = rows[i];
-      col_[x] = c;
-      up_[x] = up_[c], down_[x] = c;
-      down_[up_[c]] = x, up_[c] = x;
-      ++size_[c];
-    }
-  }
-
-  /// Searches R disjoint rows (spare = columns − R·width uncovered columns at most); the rows of
-  /// the answer are in `solution()`. Stops after `node_budget` nodes (0: none), or when `*stop`
-  /// becomes true or `deadline` passes (checked every 1,024 nodes). A search that ends `none` or
-  /// `stopped` leaves the links as they were (another `solve` may follow); one that ends `found`
-  /// leaves its rows covered.
-  outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
-                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-    budget_ = node_budget, stop_ = stop, deadline_ = deadline, aborted_ = false, nodes_ = 0;
-    solution_.clear();
-    if (static_cast<std::size_t>(W_) * R > C_) return outcome::none;
-    const std::size_t spare = C_ - static_cast<std::size_t>(W_) * R;
-    if (search(R, spare)) return outcome::found;
-    return aborted_ ? outcome::stopped : outcome::none;
-  }
-  [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
-
- private:
-  [[nodiscard]] std::uint32_t row_base(std::uint32_t x) const noexcept { return C_ + 1 + (x - C_ - 1) / W_ * W_; }
-
-  void cover(std::uint32_t c) {
-    right_[left_[c]] = right_[c], left_[right_[c]] = left_[c];
-    for (std::uint32_t i = down_[c]; i != c; i = down_[i]) {
-      const std::uint32_t b = row_base(i);
-      for (std::uint32_t j = b; j < b + W_; ++j) {
-        if (j == i) continue;
-        down_[up_[j]] = down_[j], up_[down_[j]] = up_[j];
-        --size_[col_[j]];
-      }
-    }
-  }
-  void uncover(std::uint32_t c) {
-    for (std::uint32_t i = up_[c]; i != c; i = up_[i]) {
-      const std::uint32_t b = row_base(i);
-      for (std::uint32_t j = b + W_; j-- > b;) {
-        if (j == i) continue;
-        ++size_[col_[j]];
-        down_[up_[j]] = j, up_[down_[j]] = j;
-      }
-    }
-    right_[left_[c]] = c, left_[right_[c]] = c;
-  }
-  void cover_row_others(std::uint32_t r) {
-    const std::uint32_t b = row_base(r);
-    for (std::uint32_t j = b; j < b + W_; ++j)
-      if (j != r) cover(col_[j]);
-  }
-  void uncover_row_others(std::uint32_t r) {
-    const std::uint32_t b = row_base(r);
-    for (std::uint32_t j = b + W_; j-- > b;)
-      if (j != r) uncover(col_[j]);
-  }
-
-  /// `left` rows still to choose, `spare` columns that may stay uncovered.
-  bool search(std::size_t left, std::size_t spare) {
-    if (left == 0) return true;
-    if (++nodes_ == budget_ ||
-        ((nodes_ & 1023u) == 0 && ((stop_ && stop_->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline_))) {
-      aborted_ = true;
-      return false;
-    }
-    // the free column with the fewest live rows; more empty columns than spare ones: dead
-    std::uint32_t best = C_;
-    std::size_t empty = 0;
-    for (std::uint32_t c = right_[C_]; c != C_; c = right_[c]) {
-      if (size_[c] == 0) ++empty;
-      if (best == C_ || size_[c] < size_[best]) best = c;
-    }
-    if (best == C_ || empty > spare) return false;
-    const std::uint32_t c = best;
-    cover(c);
-    for (std::uint32_t r = down_[c]; r != c; r = down_[r]) {
-      solution_.push_back((r - C_ - 1) / W_);
-      cover_row_others(r);
-      if (search(left - 1, spare)) return true;
-      uncover_row_others(r);
-      solution_.pop_back();
-      if (aborted_) break;
-    }
-    if (!aborted_ && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
-    uncover(c);
-    return false;
-  }
-
-  std::uint32_t C_, W_;
-  std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
-  std::vector<std::size_t> solution_;
-  std::uint64_t budget_ = 0, nodes_ = 0;
-  const std::atomic<bool>* stop_ = nullptr;
-  std::chrono::steady_clock::time_point deadline_;
-  bool aborted_ = false;
-};
 
 /// Whether the copy-cover search is exact for `model` on `g`: equal replica counts, the model
 /// declares the copies symmetry, and every dependency of a vertex is a vertex of its own copy.
@@ -228,6 +107,8 @@ class copy_listing_cache {
 template <mapping_cost_model C>
 class copy_cover_search {
  public:
+  using cache_type = copy_listing_cache;
+
   /// `deps`: the model's dependencies of every vertex; `table`: the per-device bounds;
   /// `twin_prev`: map/symmetry.hpp `device_twins` of L, or empty. With a twin class of two or more
   /// devices, the search runs on the twin-class quotient (see the file comment).

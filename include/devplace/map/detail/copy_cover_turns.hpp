@@ -27,18 +27,23 @@
 
 namespace devplace::detail {
 
-template <mapping_cost_model C>
+/// The outcome of one cover turn: answered (the answer in the total), again (a larger budget may
+/// answer), or given up (its limits reached).
+enum class cover_turn { answered, again, given_up };
+
+/// `Search`: copy_cover_search<C> or the ring cover's ring_cover_search<C> (map/detail/ring_cover.hpp).
+template <mapping_cost_model C, class Search = copy_cover_search<C>>
 class copy_cover_turns {
  public:
   using clock = std::chrono::steady_clock;
-  enum class turn { answered, again, given_up };
+  using turn = cover_turn;
 
   /// See `copy_cover_search` for the arguments.
   copy_cover_turns(const stage_graph& g, const link_costs& L, const device_bound_table& table,
                    const std::vector<std::vector<std::size_t>>& deps, const std::vector<std::size_t>& twin_prev)
       : g_(&g), L_(&L), search_(g, L, table, deps, twin_prev) {}
 
-  [[nodiscard]] const copy_cover_search<C>& search() const noexcept { return search_; }
+  [[nodiscard]] const Search& search() const noexcept { return search_; }
 
   /// Whether the copy cover takes part in a new target: after k ≥ 2 targets in a row where it
   /// reached its limits, in one target out of 2^(k−1) only (it answers near the optimum or not
@@ -102,7 +107,7 @@ class copy_cover_turns {
 
   const stage_graph* g_;
   const link_costs* L_;
-  copy_cover_search<C> search_;
+  Search search_;
   /// The smallest target at which the listing reached its limits (shared by copies): [k] with a
   /// node budget of bit width k, the last `max_copy_embeddings`
   std::shared_ptr<std::array<std::atomic<double>, 66>> capped_at_ = [] {
@@ -117,7 +122,7 @@ class copy_cover_turns {
   };
   std::shared_ptr<counters> stats_ = std::make_shared<counters>();
   /// The listing at the largest target listed so far (shared by copies)
-  std::shared_ptr<copy_listing_cache> cache_ = std::make_shared<copy_listing_cache>();
+  std::shared_ptr<typename Search::cache_type> cache_ = std::make_shared<typename Search::cache_type>();
 };
 
 }  // namespace devplace::detail

@@ -1,0 +1,296 @@
+#pragma once
+/// \file map/detail/ring_cover.hpp
+/// The ring-cover inner search of `mapping_search` (`mapper_options::ring_cover`), the allreduce
+/// counterpart of the copy cover. Under the allreduce model without latency, stage s on a ring of
+/// devices takes c_u(s) + x_s · W, where x_s = 2(R−1)/R · P(s) and W is the largest per-byte
+/// link cost along the ring; a device set X can hold a ring of W(X) = the smallest such W over
+/// its Hamiltonian cycles (either direction). At a target t, stage s accepts X iff W(X) ≤ θ_s =
+/// (t − c_u(s)) / x_s, so the acceptable sets are nested: a set fast enough for one stage is
+/// fast enough for every stage with a larger θ. A mapping with every stage time ≤ t is exactly S
+/// pairwise device-disjoint sets that can be given to distinct stages, i.e. (Hall's condition for
+/// nested sets) for every k, at most k of them have level ≤ k, where level(X) = #{s : θ_s ≥ W(X)}.
+/// Per target:
+///   1. `enumerate`: a depth-first search over simple paths from each device v0 through larger
+///      devices (one direction per cycle: second device < last device), tracking the largest link
+///      cost in both directions, closes every R-cycle with W ≤ max_s θ_s, keeps the best cycle of
+///      each device set, and records the smallest stage time above t at which a pruned path could
+///      complete.
+///   2. the exact cover (map/detail/exact_cover.hpp) of the devices by S sets under the level
+///      condition; the stages are then given the sets largest W to largest θ.
+/// A complete failure proves that no mapping has objective < the smallest value above t at which
+/// some set's level changes or a pruned path could complete. The listing stops at `max_rings`
+/// sets or its node budget, the cover at its node budget: the answer is then unknown (the
+/// depth-first search of Algorithm 2 answers the target instead). Stages without parameters
+/// (x_s = 0) and links with latency fall outside the nested form: the ring cover does not apply.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "devplace/map/bounds.hpp"
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/copy_cover.hpp"
+#include "devplace/map/detail/exact_cover.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// Whether the ring cover is exact for `model` on `g` and `L`: the allreduce model, equal replica
+/// counts R ≥ 2, every stage with parameters, and no link latency.
+template <mapping_cost_model C>
+[[nodiscard]] bool ring_cover_applies(const C&, const stage_graph& g, const link_costs& L) {
+  if constexpr (!std::is_same_v<std::remove_cvref_t<C>, allreduce_cost>) {
+    return false;
+  } else {
+    if (!g.uniform_replicas() || g.replicas() < 2 || L.has_latency() || g.vertices() > L.devices()) return false;
+    for (std::size_t s = 0; s < g.stages(); ++s)
+      if (!(g.allreduce_bytes(s) > 0)) return false;
+    return true;
+  }
+}
+
+/// The device sets of R devices that hold a ring with W ≤ the largest threshold at target t: R
+/// devices each in ring order (the direction of W), and W; `next_change` the smallest stage time
+/// above t at which a pruned path could complete.
+struct ring_listing {
+  double t = 0, next_change = std::numeric_limits<double>::infinity();
+  std::vector<std::uint32_t> dev;
+  std::vector<double> w;
+};
+
+/// The listing at the largest target listed so far, shared by the targets searched at once.
+class ring_listing_cache {
+ public:
+  [[nodiscard]] std::shared_ptr<const ring_listing> get() const {
+    std::lock_guard lk(mu_);
+    return listing_;
+  }
+  void offer(std::shared_ptr<const ring_listing> l) {
+    std::lock_guard lk(mu_);
+    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const ring_listing> listing_;
+};
+
+/// The per-input part of the ring cover (per-byte link costs, each device's links by cost),
+/// reused for every target; `solve` is const and thread-safe.
+template <mapping_cost_model C>
+class ring_cover_search {
+ public:
+  using cache_type = ring_listing_cache;
+
+  /// The arguments after `L` are those of the copy cover's (unused here), so that both covers
+  /// take turns in the same way (map/detail/copy_cover_turns.hpp).
+  ring_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& = {},
+                    const std::vector<std::vector<std::size_t>>& = {}, const std::vector<std::size_t>& = {})
+      : g_(&g), S_(g.stages()), R_(g.replicas()), D_(L.devices()) {
+    w_.resize(D_ * D_, 0.0);
+    for (std::size_t a = 0; a < D_; ++a)
+      for (std::size_t b = 0; b < D_; ++b)
+        if (a != b) w_[a * D_ + b] = L.ring_transfer_ms(a, b, 1.0, R_);
+    // every device's others by the cheaper direction of their link
+    by_cost_.resize(D_ * (D_ == 0 ? 0 : D_ - 1));
+    for (std::size_t a = 0; a < D_; ++a) {
+      auto* row = by_cost_.data() + a * (D_ - 1);
+      std::size_t k = 0;
+      for (std::size_t b = 0; b < D_; ++b)
+        if (b != a) row[k++] = static_cast<std::uint32_t>(b);
+      std::stable_sort(row, row + (D_ - 1), [&](std::uint32_t x, std::uint32_t y) { return both(a, x) < both(a, y); });
+    }
+  }
+
+  /// The ring-cover answer at target t (see the file comment), from `cache` when it holds a
+  /// listing at a target ≥ t, else from a new listing at t (offered to the cache). `max_rings`
+  /// sets listed, and `node_budget` nodes for each of the two steps. `model` and `table` are
+  /// unused (the times are c_u(s) + x_s · W, the model's own).
+  [[nodiscard]] copy_cover_answer solve(const C&, const device_bound_table&, double t, std::size_t max_rings,
+                                        std::uint64_t node_budget, ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
+    copy_cover_answer a;
+    std::shared_ptr<const ring_listing> listing = cache.get();
+    if (!listing || listing->t < t) {
+      const std::size_t fit = (std::size_t{256} << 20) / (16 * R_ + 64);
+      auto fresh = std::make_shared<ring_listing>();
+      if (!enumerate(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a)) return a;
+      cache.offer(fresh);
+      listing = std::move(fresh);
+    }
+    // the thresholds at t, largest first; the sets within the largest, their levels, and the
+    // next value above t at which a level changes
+    std::vector<double> theta(S_);
+    for (std::size_t s = 0; s < S_; ++s) theta[s] = (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s);
+    std::vector<std::size_t> by_theta(S_);
+    std::iota(by_theta.begin(), by_theta.end(), std::size_t{0});
+    std::stable_sort(by_theta.begin(), by_theta.end(), [&](std::size_t x, std::size_t y) { return theta[x] > theta[y]; });
+    a.next_change = listing->next_change;
+    std::vector<std::uint32_t> rows, levels;
+    std::vector<std::size_t> index;  // listing index of each row
+    const std::size_t n = listing->w.size();
+    for (std::size_t e = 0; e < n; ++e) {
+      const double W = listing->w[e];
+      std::uint32_t level = 0;
+      for (std::size_t s = 0; s < S_; ++s) {
+        const double time = g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * W;
+        if (time <= t) ++level;
+        else a.next_change = std::min(a.next_change, time);
+      }
+      if (level == 0) continue;
+      rows.insert(rows.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_),
+                  listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_ + R_));
+      levels.push_back(level);
+      index.push_back(e);
+    }
+    a.embeddings = levels.size();
+    exact_cover_packing x(D_, R_, std::span<const std::uint32_t>(rows));
+    const auto o = x.solve(S_, node_budget, stop, deadline, std::span<const std::uint32_t>(levels));
+    a.nodes += x.nodes();
+    if (o == exact_cover_packing::outcome::stopped) return a;
+    if (o == exact_cover_packing::outcome::none) {
+      a.answer = copy_cover_answer::kind::infeasible;
+      return a;
+    }
+    // largest W to the stage with the largest θ (Hall: the i-th largest W has level ≥ i)
+    std::vector<std::size_t> chosen(x.solution().begin(), x.solution().end());
+    std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t p, std::size_t q) { return levels[p] < levels[q]; });
+    a.answer = copy_cover_answer::kind::found;
+    a.dev.assign(g_->vertices(), unplaced);
+    for (std::size_t i = 0; i < S_; ++i) {
+      const std::size_t s = by_theta[i], row = chosen[i];
+      for (std::size_t q = 0; q < R_; ++q) a.dev[g_->vertex(s, q)] = rows[row * R_ + q];
+    }
+    return a;
+  }
+
+ private:
+  [[nodiscard]] double cost(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }
+  [[nodiscard]] double both(std::size_t a, std::size_t b) const noexcept { return std::min(cost(a, b), cost(b, a)); }
+
+  /// The smallest stage time with ring cost W (the stage that first accepts it).
+  [[nodiscard]] double first_time(double W) const {
+    double m = std::numeric_limits<double>::infinity();
+    for (std::size_t s = 0; s < S_; ++s) m = std::min(m, g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * W);
+    return m;
+  }
+
+  /// Every device set holding an R-cycle with W ≤ max θ at t, the best cycle of each; false (the
+  /// answer unknown) when stopped or capped.
+  bool enumerate(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
+                 std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
+    out.t = t;
+    double theta = 0;
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
+    theta *= 1 + 1e-9;  // a set whose time rounds to t is listed; `solve` checks the times exactly
+    double pruned = std::numeric_limits<double>::infinity();  // smallest W a pruned path could complete at
+    struct set_hash {
+      std::size_t operator()(const std::vector<std::uint32_t>& v) const noexcept {
+        std::uint64_t h = 0xcbf29ce484222325ull;
+        for (auto x : v) h = (h ^ x) * 0x100000001b3ull;
+        return static_cast<std::size_t>(h);
+      }
+    };
+    std::unordered_map<std::vector<std::uint32_t>, std::size_t, set_hash> index_of;
+    std::vector<std::uint32_t> path(R_), key(R_);
+    std::vector<double> fwd(R_ + 1, 0.0), bwd(R_ + 1, 0.0);  // largest cost of the path's first i links, each direction
+    std::vector<char> used(D_, 0);
+    std::uint64_t nodes = 0;
+    bool capped = false;
+    auto record = [&](std::size_t len) {
+      // the closing link: path[len−1] → path[0]; one direction of the cycle, or its reverse
+      const std::uint32_t v0 = path[0], last = path[len - 1];
+      const double f = std::max(fwd[len - 1], cost(last, v0)), b = std::max(bwd[len - 1], cost(v0, last));
+      const double W = std::min(f, b);
+      if (W > theta) {
+        pruned = std::min(pruned, W);
+        return true;
+      }
+      key.assign(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(len));
+      std::sort(key.begin(), key.end());
+      auto [it, fresh] = index_of.try_emplace(key, out.w.size());
+      if (fresh) {
+        if (out.w.size() >= max_rings) return false;
+        out.w.push_back(W);
+        out.dev.resize(out.dev.size() + R_);
+      } else if (W >= out.w[it->second]) {
+        return true;
+      }
+      out.w[it->second] = W;
+      auto* d = out.dev.data() + it->second * R_;
+      if (f <= b) {
+        std::copy(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(len), d);
+      } else {  // the reverse direction: v0, last, …, path[1]
+        d[0] = v0;
+        for (std::size_t q = 1; q < len; ++q) d[q] = path[len - q];
+      }
+      return true;
+    };
+    const std::size_t K = D_ - 1;
+    std::size_t v0 = 0;
+    // extends path[0..i−1]; false when capped or stopped
+    std::function<bool(std::size_t)> extend = [&](std::size_t i) -> bool {
+      if (i == R_) return record(R_);
+      const std::uint32_t prev = path[i - 1];
+      const auto* row = by_cost_.data() + prev * K;
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::uint32_t d = row[k];
+        if (both(prev, d) > theta) {  // and every later device of the row
+          pruned = std::min(pruned, std::max(std::min(fwd[i - 1], bwd[i - 1]), both(prev, d)));
+          break;
+        }
+        if (d <= v0 || used[d]) continue;
+        if (R_ >= 3 && i == R_ - 1 && d < path[1]) continue;  // one direction per cycle
+        const double f = std::max(fwd[i - 1], cost(prev, d)), b = std::max(bwd[i - 1], cost(d, prev));
+        if (std::min(f, b) > theta) {
+          pruned = std::min(pruned, std::min(f, b));
+          continue;
+        }
+        if (++nodes == node_budget ||
+            ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline)))
+          return false;
+        path[i] = d, used[d] = 1, fwd[i] = f, bwd[i] = b;
+        const bool ok = extend(i + 1);
+        used[d] = 0;
+        if (!ok) return false;
+      }
+      return true;
+    };
+    for (v0 = 0; v0 < D_; ++v0) {
+      path[0] = static_cast<std::uint32_t>(v0);
+      used[v0] = 1;
+      const bool ok = extend(1);
+      used[v0] = 0;
+      if (!ok) {
+        capped = true;
+        break;
+      }
+    }
+    a.nodes = nodes;
+    if (capped) {
+      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
+      a.embeddings_capped = out.w.size() >= max_rings;
+      a.embeddings = out.w.size();
+      return false;
+    }
+    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
+    return true;
+  }
+
+  const stage_graph* g_;
+  std::size_t S_, R_, D_;
+  std::vector<double> w_;             // per-byte cost of every directed link (ms per byte)
+  std::vector<std::uint32_t> by_cost_;  // each device's others, cheaper direction first
+};
+
+}  // namespace devplace::detail
