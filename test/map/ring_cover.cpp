@@ -188,8 +188,9 @@ TEST_CASE("mapping_search: the ring cover answers every target exactly against b
       CAPTURE(opt);
       const auto a = s.search(t);
       CHECK(a.completed);
-      CHECK(a.by_copy_cover);
-      by_cover += a.by_copy_cover;
+      CHECK(a.by_ring_cover);
+      CHECK_FALSE(a.by_copy_cover);
+      by_cover += a.by_ring_cover;
       CHECK(a.found == (opt <= t));
       if (a.found) {
         CHECK(a.objective_ms <= t);
@@ -236,7 +237,8 @@ TEST_CASE("mapper: with the ring cover answering, objective and status equal bru
     CHECK(r.status == status::optimal);
     CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
     CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
-    (it % 3 == 2 ? by_dfs : by_cover) += it % 3 == 2 ? r.searches - r.searches_by_copy_cover : r.searches_by_copy_cover;
+    (it % 3 == 2 ? by_dfs : by_cover) += it % 3 == 2 ? r.searches - r.searches_by_ring_cover : r.searches_by_ring_cover;
+    CHECK(r.searches_by_copy_cover == 0);
   }
   CHECK(by_cover > 30);
   CHECK(by_dfs > 20);

@@ -122,6 +122,7 @@ struct mapping_result {
   std::size_t searches = 0;                      ///< inner searches started
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
   std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
+  std::size_t searches_by_ring_cover = 0;        ///< answered by the ring-cover search (mapper_options::ring_cover)
   std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
   std::size_t neighbourhood_changes = 0;         ///< sub-mappings the large-neighbourhood search accepted
   double time_s = 0;
@@ -301,6 +302,7 @@ class bracket_search {
     if (j.error && !failure_) failure_ = j.error;
     res_.nodes_explored += j.out.nodes;
     if (j.out.by_copy_cover) ++res_.searches_by_copy_cover;
+    if (j.out.by_ring_cover) ++res_.searches_by_ring_cover;
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {

@@ -84,6 +84,7 @@ struct target_search_result {
   double next_lower_bound_ms = std::numeric_limits<double>::infinity();
   std::uint64_t nodes = 0;       ///< placements tried
   bool by_copy_cover = false;    ///< answered by the copy-cover search (`mapper_options::copy_cover`)
+  bool by_ring_cover = false;    ///< answered by the ring-cover search (`mapper_options::ring_cover`)
 };
 
 }  // namespace devplace

@@ -78,7 +78,8 @@ class copy_cover_turns {
     auto c = search_.solve(model, table, target, o.max_copy_embeddings, budget, *cache_, stop, deadline);
     total.nodes += c.nodes;
     if (c.answer != copy_cover_answer::kind::unknown) {
-      total.completed = total.by_copy_cover = true;
+      total.completed = true;
+      (Search::rings ? total.by_ring_cover : total.by_copy_cover) = true;
       if (c.answer == copy_cover_answer::kind::found) {
         total.found = true;
         total.objective_ms = evaluate_flat(*g_, *L_, model, std::span<const std::size_t>(c.dev)).objective_ms;

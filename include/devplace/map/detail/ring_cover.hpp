@@ -91,6 +91,7 @@ template <mapping_cost_model C>
 class ring_cover_search {
  public:
   using cache_type = ring_listing_cache;
+  static constexpr bool rings = true;
 
   /// The arguments after `L` are those of the copy cover's (unused here), so that both covers
   /// take turns in the same way (map/detail/copy_cover_turns.hpp).
