@@ -212,6 +212,47 @@ TEST_CASE("mapping_search: the ring cover answers every target exactly against b
                                                  << raised << "), packings found " << packings);
 }
 
+TEST_CASE("ring cover: the listings by subsets and by paths give the same answers") {
+  // symmetric links, 8–16 devices (beyond brute force): both listings at the same targets, in the
+  // same random order, must agree on the answer and on the certified next value; a found cover
+  // must be a mapping within the target
+  std::mt19937_64 rng(95);
+  std::size_t compared = 0, infeasible = 0, found = 0;
+  for (int it = 0; it < 60; ++it) {
+    const std::size_t D = 8 + rng() % 9;
+    const std::size_t R = 3 + rng() % 3, S = std::max<std::size_t>(1, D / R - rng() % 2);
+    const auto g = ring_cover_test::stage_graph_with_params(rng, S, R);
+    const link_costs L(test::random_topology(rng, D, it % 2 ? test::topo_kind::discrete : test::topo_kind::continuous));
+    const detail::ring_cover_search<allreduce_cost> subsets(g, L), paths(g, L, {}, {}, {}, false);
+    REQUIRE(subsets.lists_by_subsets());
+    REQUIRE_FALSE(paths.lists_by_subsets());
+    detail::ring_listing_cache c1, c2;
+    const double base = evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(flatten(g, cs_map(g)))).objective_ms;
+    std::uniform_real_distribution<double> frac(0.3, 1.1);
+    for (int k = 0; k < 6; ++k) {
+      const double t = base * frac(rng);
+      const auto a = subsets.solve(allreduce_cost{}, {}, t, 1'000'000, 0, c1);
+      const auto b = paths.solve(allreduce_cost{}, {}, t, 1'000'000, 0, c2);
+      CAPTURE(it);
+      CAPTURE(t);
+      REQUIRE(a.answer != detail::copy_cover_answer::kind::unknown);
+      CHECK(a.answer == b.answer);
+      CHECK(a.embeddings == b.embeddings);
+      if (a.answer == detail::copy_cover_answer::kind::infeasible) {
+        CHECK(a.next_change == b.next_change);
+        ++infeasible;
+      } else {
+        CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(a.dev)).objective_ms <= t);
+        ++found;
+      }
+      ++compared;
+    }
+  }
+  CHECK(infeasible > 50);
+  CHECK(found > 50);
+  MESSAGE("targets compared: " << compared << ", infeasible " << infeasible << ", found " << found);
+}
+
 TEST_CASE("mapper: with the ring cover answering, objective and status equal brute force") {
   std::mt19937_64 rng(94);
   const test::topo_kind kinds[] = {test::topo_kind::discrete, test::topo_kind::continuous, test::topo_kind::asymmetric};

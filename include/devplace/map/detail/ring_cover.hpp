@@ -24,6 +24,7 @@
 /// (x_s = 0) and links with latency fall outside the nested form: the ring cover does not apply.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,7 @@ struct ring_listing {
   double t = 0, next_change = std::numeric_limits<double>::infinity();
   std::vector<std::uint32_t> dev;
   std::vector<double> w;
+  bool ordered = true;  ///< dev holds each ring in ring order (else sorted: the ring is rebuilt)
 };
 
 /// The listing at the largest target listed so far, shared by the targets searched at once.
@@ -95,9 +97,13 @@ class ring_cover_search {
 
   /// The arguments after `L` are those of the copy cover's (unused here), so that both covers
   /// take turns in the same way (map/detail/copy_cover_turns.hpp).
+  /// `by_subsets`: list by subsets where it applies (symmetric links, D ≤ 64, 3 ≤ R ≤ 16), else
+  /// by paths (the two listings give the same sets and values; tested).
   ring_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& = {},
-                    const std::vector<std::vector<std::size_t>>& = {}, const std::vector<std::size_t>& = {})
-      : g_(&g), S_(g.stages()), R_(g.replicas()), D_(L.devices()) {
+                    const std::vector<std::vector<std::size_t>>& = {}, const std::vector<std::size_t>& = {},
+                    bool by_subsets = true)
+      : g_(&g), S_(g.stages()), R_(g.replicas()), D_(L.devices()),
+        dp_(by_subsets && L.symmetric() && D_ <= 64 && R_ >= 3 && R_ <= 16) {
     w_.resize(D_ * D_, 0.0);
     for (std::size_t a = 0; a < D_; ++a)
       for (std::size_t b = 0; b < D_; ++b)
@@ -125,7 +131,9 @@ class ring_cover_search {
     if (!listing || listing->t < t) {
       const std::size_t fit = (std::size_t{256} << 20) / (16 * R_ + 64);
       auto fresh = std::make_shared<ring_listing>();
-      if (!enumerate(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a)) return a;
+      const bool listed = dp_ ? enumerate_by_subsets(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a)
+                              : enumerate(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a);
+      if (!listed) return a;
       cache.offer(fresh);
       listing = std::move(fresh);
     }
@@ -139,8 +147,11 @@ class ring_cover_search {
     a.next_change = listing->next_change;
     std::vector<std::uint32_t> rows, levels;
     std::vector<std::size_t> index;  // listing index of each row
-    const std::size_t n = listing->w.size();
-    for (std::size_t e = 0; e < n; ++e) {
+    // the rows by W, the fastest rings first (the order the cover tries them in)
+    std::vector<std::size_t> by_w(listing->w.size());
+    std::iota(by_w.begin(), by_w.end(), std::size_t{0});
+    std::stable_sort(by_w.begin(), by_w.end(), [&](std::size_t x, std::size_t y) { return listing->w[x] < listing->w[y]; });
+    for (const std::size_t e : by_w) {
       const double W = listing->w[e];
       std::uint32_t level = 0;
       for (std::size_t s = 0; s < S_; ++s) {
@@ -170,7 +181,10 @@ class ring_cover_search {
     a.dev.assign(g_->vertices(), unplaced);
     for (std::size_t i = 0; i < S_; ++i) {
       const std::size_t s = by_theta[i], row = chosen[i];
-      for (std::size_t q = 0; q < R_; ++q) a.dev[g_->vertex(s, q)] = rows[row * R_ + q];
+      std::span<const std::uint32_t> ring(rows.data() + row * R_, R_);
+      std::vector<std::uint32_t> rebuilt;
+      if (!listing->ordered) rebuilt = best_cycle(ring, listing->w[index[row]]), ring = rebuilt;
+      for (std::size_t q = 0; q < R_; ++q) a.dev[g_->vertex(s, q)] = ring[q];
     }
     return a;
   }
@@ -288,8 +302,144 @@ class ring_cover_search {
     return true;
   }
 
+  /// Whether this search lists by subsets (else by paths).
+ public:
+  [[nodiscard]] bool lists_by_subsets() const noexcept { return dp_; }
+
+ private:
+  /// Symmetric links, D ≤ 64, 3 ≤ R ≤ 16: the listing by subsets. Every device set of the
+  /// threshold graph that contains v0 as its smallest device is reached as (set, end) states, the
+  /// smallest largest link over the paths from v0 through the set to the end kept per state
+  /// (Held–Karp with bottleneck costs, breadth-first by size, a hash map per size); a full set
+  /// closes back to v0. Paths that reach the same state merge, so a set is no longer walked once
+  /// per Hamiltonian path. The pruned value recorded is the merged state's, a lower bound for
+  /// every path it stands for. `nodes` counts the state extensions.
+  bool enumerate_by_subsets(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
+                            std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
+    out.t = t;
+    out.ordered = false;
+    double theta = 0;
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
+    theta *= 1 + 1e-9;
+    double pruned = std::numeric_limits<double>::infinity();
+    struct state_hash {
+      std::size_t operator()(std::uint64_t k) const noexcept {
+        k ^= k >> 33, k *= 0xff51afd7ed558ccdull, k ^= k >> 33;
+        return static_cast<std::size_t>(k);
+      }
+    };
+    // per size: set mask -> its ends, each with the smallest largest link of a path to it
+    using level_map = std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint8_t, double>>, state_hash>;
+    std::unordered_map<std::uint64_t, std::size_t, state_hash> index_of;  // set mask -> listing index
+    const std::size_t K = D_ - 1;
+    std::uint64_t nodes = 0;
+    auto stopped = [&] {
+      return (node_budget != 0 && nodes >= node_budget) ||
+             ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline));
+    };
+    bool capped = false;
+    for (std::size_t v0 = 0; v0 < D_ && !capped; ++v0) {
+      level_map cur;
+      cur[std::uint64_t{1} << v0].push_back({static_cast<std::uint8_t>(v0), 0.0});
+      for (std::size_t size = 1; size < R_ && !capped && !cur.empty(); ++size) {
+        level_map nxt;
+        for (const auto& [mask, ends] : cur) {
+          for (const auto& [end, val] : ends) {
+            const auto* row = by_cost_.data() + end * K;
+            for (std::size_t k = 0; k < K; ++k) {
+              const std::uint32_t d = row[k];
+              const double c = cost(end, d);
+              if (c > theta) {  // and every later device of the row
+                pruned = std::min(pruned, std::max(val, c));
+                break;
+              }
+              if (d <= v0 || ((mask >> d) & 1u)) continue;
+              if (++nodes, stopped()) {
+                capped = true;
+                break;
+              }
+              const double nv = std::max(val, c);
+              auto& e = nxt[mask | (std::uint64_t{1} << d)];
+              auto it = std::find_if(e.begin(), e.end(), [&](const auto& x) { return x.first == d; });
+              if (it == e.end()) e.push_back({static_cast<std::uint8_t>(d), nv});
+              else it->second = std::min(it->second, nv);
+            }
+            if (capped) break;
+          }
+          if (capped) break;
+        }
+        cur = std::move(nxt);
+      }
+      if (capped) break;
+      for (const auto& [mask, ends] : cur) {  // full sets: close back to v0
+        double W = std::numeric_limits<double>::infinity();
+        for (const auto& [end, val] : ends) W = std::min(W, std::max(val, cost(end, v0)));
+        if (W > theta) {
+          pruned = std::min(pruned, W);
+          continue;
+        }
+        auto [it, fresh] = index_of.try_emplace(mask, out.w.size());
+        if (fresh) {
+          if (out.w.size() >= max_rings) {
+            capped = true;
+            break;
+          }
+          out.w.push_back(W);
+          for (std::uint64_t m = mask; m; m &= m - 1) out.dev.push_back(static_cast<std::uint32_t>(std::countr_zero(m)));
+        } else {
+          out.w[it->second] = std::min(out.w[it->second], W);
+        }
+      }
+    }
+    a.nodes = nodes;
+    if (capped) {
+      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
+      a.embeddings_capped = out.w.size() >= max_rings;
+      a.embeddings = out.w.size();
+      return false;
+    }
+    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
+    return true;
+  }
+
+  /// A ring through the R devices of `set` whose largest link cost is `W` (Held–Karp over the
+  /// subsets of the set, bottleneck costs; the listing by subsets keeps W, not the order).
+  [[nodiscard]] std::vector<std::uint32_t> best_cycle(std::span<const std::uint32_t> set, double W) const {
+    const std::size_t n = set.size(), full = (std::size_t{1} << n) - 1;
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> best((full + 1) * n, inf);  // best[mask·n + j]: path from set[0] over mask to set[j]
+    best[1 * n + 0] = 0;
+    for (std::size_t mask = 1; mask <= full; mask += 2)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double b = best[mask * n + j];
+        if (b == inf) continue;
+        for (std::size_t k = 1; k < n; ++k)
+          if (!((mask >> k) & 1u)) {
+            auto& x = best[(mask | (std::size_t{1} << k)) * n + k];
+            x = std::min(x, std::max(b, cost(set[j], set[k])));
+          }
+      }
+    std::size_t last = n;
+    for (std::size_t j = 1; j < n && last == n; ++j)
+      if (std::max(best[full * n + j], cost(set[j], set[0])) <= W) last = j;
+    std::vector<std::uint32_t> ring(n);
+    std::size_t mask = full, j = last;
+    for (std::size_t q = n; q-- > 1;) {  // walk back: a predecessor whose path and link stay within W
+      ring[q] = set[j];
+      const std::size_t prev_mask = mask & ~(std::size_t{1} << j);
+      for (std::size_t i = 0; i < n; ++i)
+        if (((prev_mask >> i) & 1u) && std::max(best[prev_mask * n + i], cost(set[i], set[j])) <= best[mask * n + j]) {
+          mask = prev_mask, j = i;
+          break;
+        }
+    }
+    ring[0] = set[0];
+    return ring;
+  }
+
   const stage_graph* g_;
   std::size_t S_, R_, D_;
+  bool dp_;
   std::vector<double> w_;             // per-byte cost of every directed link (ms per byte)
   std::vector<std::uint32_t> by_cost_;  // each device's others, cheaper direction first
 };
