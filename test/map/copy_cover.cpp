@@ -21,84 +21,11 @@
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/symmetry.hpp"
 #include "devplace/topology/generators.hpp"
+#include "map/cover_support.hpp"
 #include "map/map_support.hpp"
 #include "support/checks.hpp"
 
 using namespace devplace;
-
-namespace copy_cover_test {
-
-/// Whether some R of the rows are pairwise disjoint: every R-subset tried.
-bool disjoint_rows_exist(const std::vector<std::vector<std::uint32_t>>& rows, std::size_t R, std::size_t columns) {
-  const std::size_t n = rows.size();
-  if (R == 0) return true;
-  std::vector<std::size_t> pick;
-  std::vector<char> used(columns, 0);
-  // depth-first over increasing row indices
-  auto rec = [&](auto&& self, std::size_t from) -> bool {
-    if (pick.size() == R) return true;
-    for (std::size_t i = from; i < n; ++i) {
-      bool ok = true;
-      for (auto c : rows[i]) ok = ok && !used[c];
-      if (!ok) continue;
-      for (auto c : rows[i]) used[c] = 1;
-      pick.push_back(i);
-      if (self(self, i + 1)) return true;
-      pick.pop_back();
-      for (auto c : rows[i]) used[c] = 0;
-    }
-    return false;
-  };
-  return rec(rec, 0);
-}
-
-/// S·R = D when `exact` (a cover of all devices), else any shape with S·R ≤ D, R ≥ 2.
-std::pair<std::size_t, std::size_t> shape(std::mt19937_64& rng, std::size_t D, bool exact) {
-  for (;;) {
-    const std::size_t S = 1 + rng() % D;
-    const std::size_t R = exact ? D / S : 2 + rng() % D;
-    if (R >= 2 && S * R <= D && (!exact || S * R == D)) return {S, R};
-  }
-}
-
-// Searches `s` (restarts off) at opt·(1 − 1e-6), opt, its initial bound and four random targets
-// in (0.5, 1.3)·opt, in random order, and checks each answer against the brute-force optimum:
-// answered by the copy cover, found exactly when opt ≤ t, a found mapping within t, a failed
-// target's certified bound in (t, opt]. Counts the answers.
-struct target_counts {
-  std::size_t by_cover = 0, infeasible = 0, packings = 0;
-};
-void check_cover_targets(const mapping_search<p2p_cost>& s, const stage_graph& g, const link_costs& L, double opt, int it,
-                         std::mt19937_64& rng, target_counts& n) {
-  const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
-  std::uniform_real_distribution<double> frac(0.5, 1.3);
-  std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
-  for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
-  std::shuffle(targets.begin(), targets.end(), rng);
-  for (const double t : targets) {
-    CAPTURE(it);
-    CAPTURE(S);
-    CAPTURE(R);
-    CAPTURE(t);
-    CAPTURE(opt);
-    const auto a = s.search(t);
-    CHECK(a.completed);
-    CHECK(a.by_copy_cover);
-    n.by_cover += a.by_copy_cover;
-    CHECK(a.found == (opt <= t));
-    if (a.found) {
-      CHECK(a.objective_ms <= t);
-      CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
-      n.packings += S * R < D;
-    } else {
-      CHECK(a.next_lower_bound_ms > t);
-      CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-      ++n.infeasible;
-    }
-  }
-}
-
-}  // namespace copy_cover_test
 
 TEST_CASE("copy cover: the packing solver finds R disjoint rows exactly when an enumeration of row subsets does") {
   std::mt19937_64 rng(61);
@@ -120,7 +47,7 @@ TEST_CASE("copy cover: the packing solver finds R disjoint rows exactly when an 
     }
     detail::exact_cover_packing x(C, width, std::span<const std::uint32_t>(flat));
     const auto o = x.solve(R, 0);
-    const bool expected = copy_cover_test::disjoint_rows_exist(rows, R, C);
+    const bool expected = test::disjoint_rows_exist(rows, R, C);
     CAPTURE(it);
     REQUIRE(o != detail::exact_cover_packing::outcome::stopped);
     CHECK((o == detail::exact_cover_packing::outcome::found) == expected);
@@ -178,17 +105,17 @@ TEST_CASE("mapping_search: the copy cover answers every target exactly against b
   // in (t, opt]. Targets come in random order, so some are answered from the listing of a larger
   // one (filtered), others list anew.
   std::mt19937_64 rng(63);
-  copy_cover_test::target_counts n;
+  test::target_counts n;
   for (int it = 0; it < 240; ++it) {
     const std::size_t D = 4 + rng() % 5;  // 4..8
     const bool exact = it % 2 == 0;
-    const auto sr = copy_cover_test::shape(rng, D, exact);
+    const auto sr = test::cover_shape(rng, D, exact);
     const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
     const auto g = test::random_stage_graph(rng, S, R);
     const link_costs L(test::random_topology(rng, D, test::all_topo_kinds[it % 4]));
     const double opt = test::brute_force(g, L, p2p_cost{});
     const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.restarts = false});
-    copy_cover_test::check_cover_targets(s, g, L, opt, it, rng, n);
+    test::check_cover_targets(s, g, L, opt, it, rng, n);
   }
   CHECK(n.by_cover > 1000);
   CHECK(n.infeasible > 300);
@@ -201,28 +128,12 @@ TEST_CASE("mapper: with the copy cover answering, objective and status equal bru
   std::size_t by_cover = 0, by_dfs = 0;
   for (int it = 0; it < 120; ++it) {
     const std::size_t D = 4 + rng() % 5;
-    const auto sr = copy_cover_test::shape(rng, D, it % 2 == 0);
-    const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
-    const auto g = test::random_stage_graph(rng, S, R);
+    const auto sr = test::cover_shape(rng, D, it % 2 == 0);
+    const auto g = test::random_stage_graph(rng, sr.first, sr.second);
     const link_costs L(test::random_topology(rng, D, test::all_topo_kinds[it % 4]));
-    const double opt = test::brute_force(g, L, p2p_cost{});
-    // every third instance with limits the listing or the cover reach: the depth-first search
-    // answers those targets instead
     mapper_options o{.threads = 1 + unsigned(it % 2), .restarts = false};
     o.copy_component_bound = false;  // its higher start leaves fewer targets for the cover to answer
-    if (it % 3 == 2) {
-      o.max_copy_embeddings = 1 + rng() % 3;
-      o.copy_cover_nodes = 1 + rng() % 40;
-    }
-    const auto r = map_devices(g, L, p2p_cost{}, o);
-    CAPTURE(it);
-    CAPTURE(S);
-    CAPTURE(R);
-    test::check_valid_mapping(g, D, r);
-    CHECK(r.status == status::optimal);
-    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
-    CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
-    (it % 3 == 2 ? by_dfs : by_cover) += it % 3 == 2 ? r.searches - r.searches_by_copy_cover : r.searches_by_copy_cover;
+    test::check_mapper_with_cover(g, L, p2p_cost{}, o, rng, it, false, by_cover, by_dfs);
   }
   CHECK(by_cover > 50);
   CHECK(by_dfs > 20);
@@ -393,12 +304,12 @@ TEST_CASE("mapping_search: on twin classes the copy cover answers every target e
   // as above, on topologies with twin classes, where the copy cover lists the embeddings up to
   // twin permutations and covers the class sizes with count vectors
   std::mt19937_64 rng(66);
-  copy_cover_test::target_counts n;
+  test::target_counts n;
   std::size_t quotients = 0;
   for (int it = 0; it < 160; ++it) {
     const std::size_t D = 6 + rng() % 4;  // 6..9
     const bool exact = it % 2 == 0;
-    const auto sr = copy_cover_test::shape(rng, D, exact);
+    const auto sr = test::cover_shape(rng, D, exact);
     const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
     const auto g = test::random_stage_graph(rng, S, R);
     const link_costs L(copy_cover_test::some_twin_topology(rng, D, it));
@@ -410,7 +321,7 @@ TEST_CASE("mapping_search: on twin classes the copy cover answers every target e
       const detail::copy_cover_search<p2p_cost> c(g, L, s.device_bounds(), deps, device_twins(L));
       quotients += c.on_twin_classes();
     }
-    copy_cover_test::check_cover_targets(s, g, L, opt, it, rng, n);
+    test::check_cover_targets(s, g, L, opt, it, rng, n);
   }
   CHECK(quotients == 160);
   CHECK(n.by_cover > 700);
@@ -424,7 +335,7 @@ TEST_CASE("mapper: on twin classes, with the copy cover answering, objective and
   std::size_t by_cover = 0, searches = 0;
   for (int it = 0; it < 100; ++it) {
     const std::size_t D = 6 + rng() % 4;
-    const auto sr = copy_cover_test::shape(rng, D, it % 2 == 0);
+    const auto sr = test::cover_shape(rng, D, it % 2 == 0);
     const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
     const auto g = test::random_stage_graph(rng, S, R);
     const link_costs L(copy_cover_test::some_twin_topology(rng, D, it));

@@ -15,45 +15,13 @@
 #include <vector>
 
 #include "devplace/map/mapper.hpp"
+#include "map/cover_support.hpp"
 #include "map/map_support.hpp"
 #include "support/checks.hpp"
 
 using namespace devplace;
 
 namespace ring_cover_test {
-
-/// Whether some R pairwise disjoint rows can be given distinct slots 0..R−1, a row of level l
-/// taking one of slots 0..l−1: every R-subset of rows and every slot order tried.
-bool disjoint_rows_with_slots_exist(const std::vector<std::vector<std::uint32_t>>& rows, const std::vector<std::uint32_t>& level,
-                                    std::size_t R, std::size_t columns) {
-  std::vector<std::size_t> pick;
-  std::vector<char> used(columns, 0);
-  auto slots_fit = [&] {
-    std::vector<std::size_t> slot(R);
-    std::iota(slot.begin(), slot.end(), std::size_t{0});
-    do {
-      bool ok = true;
-      for (std::size_t i = 0; i < R && ok; ++i) ok = slot[i] < level[pick[i]];
-      if (ok) return true;
-    } while (std::next_permutation(slot.begin(), slot.end()));
-    return false;
-  };
-  auto rec = [&](auto&& self, std::size_t from) -> bool {
-    if (pick.size() == R) return slots_fit();
-    for (std::size_t i = from; i < rows.size(); ++i) {
-      bool ok = true;
-      for (auto c : rows[i]) ok = ok && !used[c];
-      if (!ok) continue;
-      for (auto c : rows[i]) used[c] = 1;
-      pick.push_back(i);
-      if (self(self, i + 1)) return true;
-      pick.pop_back();
-      for (auto c : rows[i]) used[c] = 0;
-    }
-    return false;
-  };
-  return rec(rec, 0);
-}
 
 /// A random stage graph whose every stage has parameters (the ring cover's condition).
 stage_graph stage_graph_with_params(std::mt19937_64& rng, std::size_t S, std::size_t R) {
@@ -65,15 +33,6 @@ stage_graph stage_graph_with_params(std::mt19937_64& rng, std::size_t S, std::si
   }
   for (std::size_t a = 0; a + 1 < S; ++a) m[a][a + 1] = m[a + 1][a] = double(1 + rng() % 9) * 1e6;
   return stage_graph(R, c, p, m);
-}
-
-/// S·R = D when `exact`, else any S·R ≤ D with R ≥ 2.
-std::pair<std::size_t, std::size_t> shape(std::mt19937_64& rng, std::size_t D, bool exact) {
-  for (;;) {
-    const std::size_t S = 1 + rng() % D;
-    const std::size_t R = exact ? D / S : 2 + rng() % D;
-    if (R >= 2 && S * R <= D && (!exact || S * R == D)) return {S, R};
-  }
 }
 
 }  // namespace ring_cover_test
@@ -97,9 +56,9 @@ TEST_CASE("ring cover: the packing solver with row levels finds R rows exactly w
       flat.insert(flat.end(), cols.begin(), cols.end());
       level.push_back(static_cast<std::uint32_t>(1 + rng() % R));
     }
-    const bool expected = ring_cover_test::disjoint_rows_with_slots_exist(rows, level, R, C);
+    const bool expected = test::disjoint_rows_exist(rows, R, C, level);
     const std::vector<std::uint32_t> top(n, static_cast<std::uint32_t>(R));
-    const bool without_levels = ring_cover_test::disjoint_rows_with_slots_exist(rows, top, R, C);
+    const bool without_levels = test::disjoint_rows_exist(rows, R, C, top);
     detail::exact_cover_packing x(C, width, std::span<const std::uint32_t>(flat));
     const auto o = x.solve(R, 0, nullptr, std::chrono::steady_clock::time_point::max(), std::span<const std::uint32_t>(level));
     CAPTURE(it);
@@ -167,49 +126,23 @@ TEST_CASE("mapping_search: the ring cover answers every target exactly against b
   // order (some filtered from the listing of a larger target, others listed anew).
   std::mt19937_64 rng(93);
   const test::topo_kind kinds[] = {test::topo_kind::discrete, test::topo_kind::continuous, test::topo_kind::asymmetric};
-  std::size_t by_cover = 0, infeasible = 0, packings = 0, raised = 0;
+  test::target_counts n;
   for (int it = 0; it < 240; ++it) {
     const std::size_t D = 4 + rng() % 5;  // 4..8
-    const auto sr = ring_cover_test::shape(rng, D, it % 2 == 0);
+    const auto sr = test::cover_shape(rng, D, it % 2 == 0);
     const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
     const auto g = ring_cover_test::stage_graph_with_params(rng, S, R);
     const link_costs L(test::random_topology(rng, D, kinds[it % 3]));
     const double opt = test::brute_force(g, L, allreduce_cost{});
     const mapping_search<allreduce_cost> s(g, L, allreduce_cost{}, {.restarts = false});
-    std::uniform_real_distribution<double> frac(0.5, 1.3);
-    std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
-    for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
-    std::shuffle(targets.begin(), targets.end(), rng);
-    for (const double t : targets) {
-      CAPTURE(it);
-      CAPTURE(S);
-      CAPTURE(R);
-      CAPTURE(t);
-      CAPTURE(opt);
-      const auto a = s.search(t);
-      CHECK(a.completed);
-      CHECK(a.by_ring_cover);
-      CHECK_FALSE(a.by_copy_cover);
-      by_cover += a.by_ring_cover;
-      CHECK(a.found == (opt <= t));
-      if (a.found) {
-        CHECK(a.objective_ms <= t);
-        CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
-        packings += S * R < D;
-      } else {
-        CHECK(a.next_lower_bound_ms > t);
-        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-        ++infeasible;
-        raised += a.next_lower_bound_ms == doctest::Approx(opt);
-      }
-    }
+    test::check_cover_targets(s, g, L, opt, it, rng, n, true);
   }
-  CHECK(by_cover > 1000);
-  CHECK(infeasible > 300);
-  CHECK(packings > 100);
-  CHECK(raised > 100);  // failures that certify the optimum itself
-  MESSAGE("targets answered by the ring cover: " << by_cover << ", infeasible " << infeasible << " (certifying the optimum "
-                                                 << raised << "), packings found " << packings);
+  CHECK(n.by_cover > 1000);
+  CHECK(n.infeasible > 300);
+  CHECK(n.packings > 100);
+  CHECK(n.certified_optimum > 100);  // failures that certify the optimum itself
+  MESSAGE("targets answered by the ring cover: " << n.by_cover << ", infeasible " << n.infeasible << " (certifying the optimum "
+                                                 << n.certified_optimum << "), packings found " << n.packings);
 }
 
 TEST_CASE("ring cover: the listings by subsets and by paths give the same answers") {
@@ -259,27 +192,12 @@ TEST_CASE("mapper: with the ring cover answering, objective and status equal bru
   std::size_t by_cover = 0, by_dfs = 0;
   for (int it = 0; it < 120; ++it) {
     const std::size_t D = 4 + rng() % 5;
-    const auto sr = ring_cover_test::shape(rng, D, it % 2 == 0);
-    const std::size_t S = sr.first, R = sr.second;
-    const auto g = ring_cover_test::stage_graph_with_params(rng, S, R);
+    const auto sr = test::cover_shape(rng, D, it % 2 == 0);
+    const auto g = ring_cover_test::stage_graph_with_params(rng, sr.first, sr.second);
     const link_costs L(test::random_topology(rng, D, kinds[it % 3]));
-    const double opt = test::brute_force(g, L, allreduce_cost{});
     mapper_options o{.threads = 1 + unsigned(it % 2), .restarts = false};
     o.ring_component_bound = false;  // its higher start leaves fewer targets for the cover to answer
-    if (it % 3 == 2) {  // limits the listing or the cover reach: the depth-first search answers
-      o.max_copy_embeddings = 1 + rng() % 3;
-      o.copy_cover_nodes = 1 + rng() % 40;
-    }
-    const auto r = map_devices(g, L, allreduce_cost{}, o);
-    CAPTURE(it);
-    CAPTURE(S);
-    CAPTURE(R);
-    test::check_valid_mapping(g, D, r);
-    CHECK(r.status == status::optimal);
-    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
-    CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
-    (it % 3 == 2 ? by_dfs : by_cover) += it % 3 == 2 ? r.searches - r.searches_by_ring_cover : r.searches_by_ring_cover;
-    CHECK(r.searches_by_copy_cover == 0);
+    test::check_mapper_with_cover(g, L, allreduce_cost{}, o, rng, it, true, by_cover, by_dfs);
   }
   CHECK(by_cover > 30);
   CHECK(by_dfs > 20);

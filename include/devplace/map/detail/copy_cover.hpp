@@ -85,22 +85,25 @@ struct copy_listing {
 };
 
 /// The listing at the largest target listed so far, shared by the targets searched at once: any
-/// smaller target filters it instead of listing again.
-class copy_listing_cache {
+/// smaller target filters it instead of listing again. `Listing` has a target `t` (the copy
+/// cover's `copy_listing`, the ring cover's `ring_listing`).
+template <class Listing>
+class listing_cache {
  public:
-  [[nodiscard]] std::shared_ptr<const copy_listing> get() const {
+  [[nodiscard]] std::shared_ptr<const Listing> get() const {
     std::lock_guard lk(mu_);
     return listing_;
   }
-  void offer(std::shared_ptr<const copy_listing> l) {
+  void offer(std::shared_ptr<const Listing> l) {
     std::lock_guard lk(mu_);
     if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
   }
 
  private:
   mutable std::mutex mu_;
-  std::shared_ptr<const copy_listing> listing_;
+  std::shared_ptr<const Listing> listing_;
 };
+using copy_listing_cache = listing_cache<copy_listing>;
 
 /// The per-input part of the copy-cover search (the copy's vertex order and what each placement
 /// checks), reused for every target; `solve` is const and thread-safe.

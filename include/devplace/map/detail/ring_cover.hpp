@@ -71,21 +71,7 @@ struct ring_listing {
 };
 
 /// The listing at the largest target listed so far, shared by the targets searched at once.
-class ring_listing_cache {
- public:
-  [[nodiscard]] std::shared_ptr<const ring_listing> get() const {
-    std::lock_guard lk(mu_);
-    return listing_;
-  }
-  void offer(std::shared_ptr<const ring_listing> l) {
-    std::lock_guard lk(mu_);
-    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const ring_listing> listing_;
-};
+using ring_listing_cache = listing_cache<ring_listing>;
 
 /// The per-input part of the ring cover (per-byte link costs, each device's links by cost),
 /// reused for every target; `solve` is const and thread-safe.
@@ -193,6 +179,29 @@ class ring_cover_search {
   [[nodiscard]] double cost(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }
   [[nodiscard]] double both(std::size_t a, std::size_t b) const noexcept { return std::min(cost(a, b), cost(b, a)); }
 
+  /// The largest θ_s at t, raised by a relative 1e-9: a set whose time rounds to t is listed
+  /// (`solve` checks the times exactly).
+  [[nodiscard]] double listing_threshold(double t) const {
+    double theta = 0;
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
+    return theta * (1 + 1e-9);
+  }
+
+  /// The end of a listing: the counters into `a`; false (the answer unknown) when capped, else
+  /// the listing's value from the smallest pruned W.
+  bool finish_listing(std::uint64_t nodes, bool capped, std::uint64_t node_budget, std::size_t max_rings, double pruned,
+                      ring_listing& out, copy_cover_answer& a) const {
+    a.nodes = nodes;
+    if (capped) {
+      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
+      a.embeddings_capped = out.w.size() >= max_rings;
+      a.embeddings = out.w.size();
+      return false;
+    }
+    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
+    return true;
+  }
+
   /// The smallest stage time with ring cost W (the stage that first accepts it).
   [[nodiscard]] double first_time(double W) const {
     double m = std::numeric_limits<double>::infinity();
@@ -205,9 +214,7 @@ class ring_cover_search {
   bool enumerate(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
                  std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
     out.t = t;
-    double theta = 0;
-    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
-    theta *= 1 + 1e-9;  // a set whose time rounds to t is listed; `solve` checks the times exactly
+    const double theta = listing_threshold(t);
     double pruned = std::numeric_limits<double>::infinity();  // smallest W a pruned path could complete at
     struct set_hash {
       std::size_t operator()(const std::vector<std::uint32_t>& v) const noexcept {
@@ -291,15 +298,7 @@ class ring_cover_search {
         break;
       }
     }
-    a.nodes = nodes;
-    if (capped) {
-      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
-      a.embeddings_capped = out.w.size() >= max_rings;
-      a.embeddings = out.w.size();
-      return false;
-    }
-    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
-    return true;
+    return finish_listing(nodes, capped, node_budget, max_rings, pruned, out, a);
   }
 
   /// Whether this search lists by subsets (else by paths).
@@ -318,9 +317,7 @@ class ring_cover_search {
                             std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
     out.t = t;
     out.ordered = false;
-    double theta = 0;
-    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
-    theta *= 1 + 1e-9;
+    const double theta = listing_threshold(t);
     double pruned = std::numeric_limits<double>::infinity();
     struct state_hash {
       std::size_t operator()(std::uint64_t k) const noexcept {
@@ -391,15 +388,7 @@ class ring_cover_search {
         }
       }
     }
-    a.nodes = nodes;
-    if (capped) {
-      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
-      a.embeddings_capped = out.w.size() >= max_rings;
-      a.embeddings = out.w.size();
-      return false;
-    }
-    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
-    return true;
+    return finish_listing(nodes, capped, node_budget, max_rings, pruned, out, a);
   }
 
   /// A ring through the R devices of `set` whose largest link cost is `W` (Held–Karp over the

@@ -1,0 +1,141 @@
+#pragma once
+// Shared by the tests of the mapper's two cover searches (test/map/copy_cover.cpp,
+// test/map/ring_cover.cpp): the shapes of their instances, the enumeration of row subsets that
+// is the oracle of the exact cover solver, and the check of every target of a mapping_search
+// against the brute-force optimum.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/mapper.hpp"
+#include "devplace/map/mapping_search.hpp"
+#include "devplace/map/stage_graph.hpp"
+#include "map/map_support.hpp"
+#include "support/checks.hpp"
+
+namespace devplace::test {
+
+/// S·R = D when `exact` (a cover of all devices), else any shape with S·R ≤ D, R ≥ 2.
+inline std::pair<std::size_t, std::size_t> cover_shape(std::mt19937_64& rng, std::size_t D, bool exact) {
+  for (;;) {
+    const std::size_t S = 1 + rng() % D;
+    const std::size_t R = exact ? D / S : 2 + rng() % D;
+    if (R >= 2 && S * R <= D && (!exact || S * R == D)) return {S, R};
+  }
+}
+
+/// Whether some R of the rows are pairwise disjoint: every R-subset tried (depth-first over
+/// increasing row indices). With `level` (one per row), the R rows must also take distinct slots
+/// 0..R−1, a row of level l one of slots 0..l−1: every slot order tried.
+inline bool disjoint_rows_exist(const std::vector<std::vector<std::uint32_t>>& rows, std::size_t R, std::size_t columns,
+                                const std::vector<std::uint32_t>& level = {}) {
+  if (R == 0) return true;
+  std::vector<std::size_t> pick;
+  std::vector<char> used(columns, 0);
+  auto slots_fit = [&] {
+    if (level.empty()) return true;
+    std::vector<std::size_t> slot(R);
+    std::iota(slot.begin(), slot.end(), std::size_t{0});
+    do {
+      bool ok = true;
+      for (std::size_t i = 0; i < R && ok; ++i) ok = slot[i] < level[pick[i]];
+      if (ok) return true;
+    } while (std::next_permutation(slot.begin(), slot.end()));
+    return false;
+  };
+  auto rec = [&](auto&& self, std::size_t from) -> bool {
+    if (pick.size() == R) return slots_fit();
+    for (std::size_t i = from; i < rows.size(); ++i) {
+      bool ok = true;
+      for (auto c : rows[i]) ok = ok && !used[c];
+      if (!ok) continue;
+      for (auto c : rows[i]) used[c] = 1;
+      pick.push_back(i);
+      if (self(self, i + 1)) return true;
+      pick.pop_back();
+      for (auto c : rows[i]) used[c] = 0;
+    }
+    return false;
+  };
+  return rec(rec, 0);
+}
+
+/// The answers of `check_cover_targets`.
+struct target_counts {
+  std::size_t by_cover = 0, infeasible = 0, packings = 0, certified_optimum = 0;
+};
+
+/// Searches `s` (restarts off) at opt·(1 − 1e-6), opt, its initial bound and four random targets
+/// in (0.5, 1.3)·opt, in random order, and checks each answer against the brute-force optimum:
+/// answered by the cover (`rings`: the ring cover, else the copy cover), found exactly when
+/// opt ≤ t, a found mapping within t, a failed target's certified bound in (t, opt].
+template <mapping_cost_model C>
+void check_cover_targets(const mapping_search<C>& s, const stage_graph& g, const link_costs& L, double opt, int it,
+                         std::mt19937_64& rng, target_counts& n, bool rings = false) {
+  const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
+  std::uniform_real_distribution<double> frac(0.5, 1.3);
+  std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
+  for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));
+  std::shuffle(targets.begin(), targets.end(), rng);
+  for (const double t : targets) {
+    CAPTURE(it);
+    CAPTURE(S);
+    CAPTURE(R);
+    CAPTURE(t);
+    CAPTURE(opt);
+    const auto a = s.search(t);
+    CHECK(a.completed);
+    CHECK(a.by_copy_cover == !rings);
+    CHECK(a.by_ring_cover == rings);
+    n.by_cover += rings ? a.by_ring_cover : a.by_copy_cover;
+    CHECK(a.found == (opt <= t));
+    if (a.found) {
+      CHECK(a.objective_ms <= t);
+      CHECK(evaluate_flat(g, L, s.model(), std::span<const std::size_t>(a.dev)).objective_ms == doctest::Approx(a.objective_ms));
+      n.packings += S * R < D;
+    } else {
+      CHECK(a.next_lower_bound_ms > t);
+      CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
+      ++n.infeasible;
+      n.certified_optimum += a.next_lower_bound_ms == doctest::Approx(opt);
+    }
+  }
+}
+
+/// Maps with `o` (restarts off for the cover to answer first) and checks status, objective and
+/// bound against the brute-force optimum. Every third instance (it % 3 == 2) runs with limits
+/// the listing or the cover reach, so that the depth-first search answers those targets; counts
+/// the targets answered by the cover (`rings`: the ring cover, else the copy cover) and, on the
+/// limited instances, by the depth-first search. The other cover never answers.
+template <mapping_cost_model C>
+void check_mapper_with_cover(const stage_graph& g, const link_costs& L, const C& model, mapper_options o, std::mt19937_64& rng,
+                             int it, bool rings, std::size_t& by_cover, std::size_t& by_dfs) {
+  const double opt = brute_force(g, L, model);
+  const bool limited = it % 3 == 2;
+  if (limited) {
+    o.max_copy_embeddings = 1 + rng() % 3;
+    o.copy_cover_nodes = 1 + rng() % 40;
+  }
+  const auto r = map_devices(g, L, model, o);
+  const std::size_t S = g.stages(), R = g.replicas();  // plain variables: CAPTURE is a lambda
+  CAPTURE(it);
+  CAPTURE(S);
+  CAPTURE(R);
+  check_valid_mapping(g, L.devices(), r);
+  CHECK(r.status == status::optimal);
+  CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+  CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+  const std::size_t answered = rings ? r.searches_by_ring_cover : r.searches_by_copy_cover;
+  CHECK((rings ? r.searches_by_copy_cover : r.searches_by_ring_cover) == 0);
+  (limited ? by_dfs : by_cover) += limited ? r.searches - answered : answered;
+}
+
+}  // namespace devplace::test
