@@ -139,12 +139,21 @@ class ring_cover_search {
     std::stable_sort(by_w.begin(), by_w.end(), [&](std::size_t x, std::size_t y) { return listing->w[x] < listing->w[y]; });
     for (const std::size_t e : by_w) {
       const double W = listing->w[e];
-      std::uint32_t level = 0;
-      for (std::size_t s = 0; s < S_; ++s) {
+      // level: the stages, in order of θ, that take the set before the first that does not
+      // (the times checked exactly); a later stage that takes it all the same (θ and the times
+      // disagree in the last bit) leaves the target to the depth-first search
+      std::uint32_t level = 0, takers = 0;
+      for (std::size_t i = 0; i < S_; ++i) {
+        const std::size_t s = by_theta[i];
         const double time = g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * W;
-        if (time <= t) ++level;
-        else a.next_change = std::min(a.next_change, time);
+        if (time <= t) {
+          ++takers;
+          if (level == i) ++level;
+        } else {
+          a.next_change = std::min(a.next_change, time);
+        }
       }
+      if (takers != level) return copy_cover_answer{.nodes = a.nodes};
       if (level == 0) continue;
       rows.insert(rows.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_),
                   listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_ + R_));
@@ -160,7 +169,8 @@ class ring_cover_search {
       a.answer = copy_cover_answer::kind::infeasible;
       return a;
     }
-    // largest W to the stage with the largest θ (Hall: the i-th largest W has level ≥ i)
+    // largest W (smallest level) to the stage with the largest θ (Hall: the i-th smallest level
+    // is ≥ i; a set of level l is taken by the l stages of largest θ, exactly)
     std::vector<std::size_t> chosen(x.solution().begin(), x.solution().end());
     std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t p, std::size_t q) { return levels[p] < levels[q]; });
     a.answer = copy_cover_answer::kind::found;
