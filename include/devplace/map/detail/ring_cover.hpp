@@ -73,8 +73,9 @@ struct ring_listing {
 /// The listing at the largest target listed so far, shared by the targets searched at once.
 using ring_listing_cache = listing_cache<ring_listing>;
 
-/// The per-input part of the ring cover (per-byte link costs, each device's links by cost),
-/// reused for every target; `solve` is const and thread-safe.
+/// The per-input part of the ring cover (each device's links by cost: the link table's order, or
+/// on asymmetric links its own), reused for every target; `solve` is const and thread-safe.
+/// Keeps pointers to `g` and `L`, which must outlive it.
 template <mapping_cost_model C>
 class ring_cover_search {
  public:
@@ -88,13 +89,11 @@ class ring_cover_search {
   ring_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& = {},
                     const std::vector<std::vector<std::size_t>>& = {}, const std::vector<std::size_t>& = {},
                     bool by_subsets = true)
-      : g_(&g), S_(g.stages()), R_(g.replicas()), D_(L.devices()),
+      : g_(&g), L_(&L), S_(g.stages()), R_(g.replicas()), D_(L.devices()),
         dp_(by_subsets && L.symmetric() && D_ <= 64 && R_ >= 3 && R_ <= 16) {
-    w_.resize(D_ * D_, 0.0);
-    for (std::size_t a = 0; a < D_; ++a)
-      for (std::size_t b = 0; b < D_; ++b)
-        if (a != b) w_[a * D_ + b] = L.ring_transfer_ms(a, b, 1.0, R_);
-    // every device's others by the cheaper direction of their link
+    // every device's others by the cheaper direction of their link: the link table's own order
+    // (by cost, then id) on symmetric links, sorted here otherwise
+    if (L.symmetric()) return;
     by_cost_.resize(D_ * (D_ == 0 ? 0 : D_ - 1));
     for (std::size_t a = 0; a < D_; ++a) {
       auto* row = by_cost_.data() + a * (D_ - 1);
@@ -153,7 +152,11 @@ class ring_cover_search {
           a.next_change = std::min(a.next_change, time);
         }
       }
-      if (takers != level) return copy_cover_answer{.nodes = a.nodes};
+      if (takers != level) {
+        copy_cover_answer unknown;
+        unknown.nodes = a.nodes;
+        return unknown;
+      }
       if (level == 0) continue;
       rows.insert(rows.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_),
                   listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_ + R_));
@@ -186,7 +189,13 @@ class ring_cover_search {
   }
 
  private:
-  [[nodiscard]] double cost(std::size_t a, std::size_t b) const noexcept { return w_[a * D_ + b]; }
+  /// Per-byte cost of link a -> b (the ring's time is x_s times it: no latency where the ring
+  /// cover applies).
+  [[nodiscard]] double cost(std::size_t a, std::size_t b) const noexcept { return L_->ms_per_byte(a, b); }
+  /// Device a's others, the cheaper direction of their link first.
+  [[nodiscard]] const std::uint32_t* by_cost(std::size_t a) const noexcept {
+    return by_cost_.empty() ? L_->out_sorted_devices(a).data() : by_cost_.data() + a * (D_ - 1);
+  }
   [[nodiscard]] double both(std::size_t a, std::size_t b) const noexcept { return std::min(cost(a, b), cost(b, a)); }
 
   /// The largest θ_s at t, raised by a relative 1e-9: a set whose time rounds to t is listed
@@ -274,7 +283,7 @@ class ring_cover_search {
     std::function<bool(std::size_t)> extend = [&](std::size_t i) -> bool {
       if (i == R_) return record(R_);
       const std::uint32_t prev = path[i - 1];
-      const auto* row = by_cost_.data() + prev * K;
+      const auto* row = by_cost(prev);
       for (std::size_t k = 0; k < K; ++k) {
         const std::uint32_t d = row[k];
         if (both(prev, d) > theta) {  // and every later device of the row
@@ -352,7 +361,7 @@ class ring_cover_search {
         level_map nxt;
         for (const auto& [mask, ends] : cur) {
           for (const auto& [end, val] : ends) {
-            const auto* row = by_cost_.data() + end * K;
+            const auto* row = by_cost(end);
             for (std::size_t k = 0; k < K; ++k) {
               const std::uint32_t d = row[k];
               const double c = cost(end, d);
@@ -437,10 +446,10 @@ class ring_cover_search {
   }
 
   const stage_graph* g_;
+  const link_costs* L_;
   std::size_t S_, R_, D_;
   bool dp_;
-  std::vector<double> w_;             // per-byte cost of every directed link (ms per byte)
-  std::vector<std::uint32_t> by_cost_;  // each device's others, cheaper direction first
+  std::vector<std::uint32_t> by_cost_;  // asymmetric links: each device's others, cheaper direction first
 };
 
 }  // namespace devplace::detail
