@@ -101,10 +101,10 @@ class mapping_search {
     // From the second cycle on, a third run per cycle perturbs the value order at random (seeded
     // by the round: deterministic), which breaks the heavy tails of a fixed order.
     std::uint64_t budget = 4096;
-    // The copy-cover search (when it applies) takes turns with the depth-first runs from the third
-    // on, from 2^18 nodes, doubling each turn and at least twice their node budget (its nodes are
-    // cheaper), until it answers or reaches its own limits: easy targets stay with the first two
-    // short runs.
+    // The cover search (the copy cover, or for allreduce the ring cover, when it applies) takes
+    // turns with the depth-first runs from the third on, from 2^18 nodes, doubling each turn and
+    // at least twice their node budget (its nodes are cheaper), until it answers or reaches its
+    // own limits: easy targets stay with the first two short runs.
     bool cover_open = (cover_.has_value() && cover_->open_for_target(opt_.restarts)) ||
                       (ring_cover_.has_value() && ring_cover_->open_for_target(opt_.restarts));
     std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
