@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <random>
 #include <set>
@@ -91,6 +92,19 @@ TEST_CASE("mapper: objective equals brute force over all bijections, combined (p
     const std::size_t D = 2 + rng() % 7;
     const combined_cost model{.micro_batches = 1 + rng() % 8};
     property_round(rng, D, test::all_topo_kinds[it % 4], model, {.threads = 1 + unsigned(it % 2)});
+  }
+}
+
+TEST_CASE("mapper: the probe target above the lower end keeps every answer exact") {
+  // probe_gap 0 is plain bisection; 0.5 puts the probe (t_l · 1.5) into nearly every bracket, so
+  // the targets come in a different order and a found probe or a failed one moves the bracket
+  std::mt19937_64 rng(16);
+  for (int it = 0; it < 120; ++it) {
+    const std::size_t D = 2 + rng() % 7;
+    const double gap = std::array{0.0, 1e-3, 0.05, 0.5}[it % 4];
+    const unsigned threads = 2 + unsigned(it % 3);  // the probe needs two workers
+    if (it % 2 == 0) property_round(rng, D, test::all_topo_kinds[it % 4], p2p_cost{}, {.threads = threads, .probe_gap = gap});
+    else property_round(rng, D, test::all_topo_kinds[it % 4], allreduce_cost{}, {.threads = threads, .probe_gap = gap});
   }
 }
 

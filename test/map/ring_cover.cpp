@@ -59,26 +59,31 @@ TEST_CASE("ring cover: the packing solver with row levels finds R rows exactly w
     const bool expected = test::disjoint_rows_exist(rows, R, C, level);
     const std::vector<std::uint32_t> top(n, static_cast<std::uint32_t>(R));
     const bool without_levels = test::disjoint_rows_exist(rows, R, C, top);
-    detail::exact_cover_packing x(C, width, std::span<const std::uint32_t>(flat));
-    const auto o = x.solve(R, 0, nullptr, std::chrono::steady_clock::time_point::max(), std::span<const std::uint32_t>(level));
     CAPTURE(it);
-    REQUIRE(o != detail::exact_cover_packing::outcome::stopped);
-    CHECK((o == detail::exact_cover_packing::outcome::found) == expected);
-    if (o == detail::exact_cover_packing::outcome::found) {
-      // the rows returned are disjoint and can be given the slots: the i-th smallest level ≥ i
-      std::vector<char> used(C, 0);
-      std::vector<std::uint32_t> lv;
-      for (auto r : x.solution()) {
-        for (auto c : rows[r]) {
-          CHECK(!used[c]);
-          used[c] = 1;
+    auto check = [&](auto& x) {  // both solvers: dancing links and bit masks
+      const auto o = x.solve(R, 0, nullptr, std::chrono::steady_clock::time_point::max(), std::span<const std::uint32_t>(level));
+      REQUIRE(o != detail::packing_outcome::stopped);
+      CHECK((o == detail::packing_outcome::found) == expected);
+      if (o == detail::packing_outcome::found) {
+        // the rows returned are disjoint and can be given the slots: the i-th smallest level ≥ i
+        std::vector<char> used(C, 0);
+        std::vector<std::uint32_t> lv;
+        for (auto r : x.solution()) {
+          for (auto c : rows[r]) {
+            CHECK(!used[c]);
+            used[c] = 1;
+          }
+          lv.push_back(level[r]);
         }
-        lv.push_back(level[r]);
+        REQUIRE(lv.size() == R);
+        std::sort(lv.begin(), lv.end());
+        for (std::size_t i = 0; i < R; ++i) CHECK(lv[i] >= i + 1);
       }
-      REQUIRE(lv.size() == R);
-      std::sort(lv.begin(), lv.end());
-      for (std::size_t i = 0; i < R; ++i) CHECK(lv[i] >= i + 1);
-    }
+    };
+    detail::exact_cover_packing links(C, width, std::span<const std::uint32_t>(flat));
+    detail::bitset_cover_packing masks(C, width, std::span<const std::uint32_t>(flat));
+    check(links);
+    check(masks);
     found += expected;
     none += !expected;
     blocked_by_levels += without_levels && !expected;
@@ -164,8 +169,8 @@ TEST_CASE("ring cover: the listings by subsets and by paths give the same answer
     std::uniform_real_distribution<double> frac(0.3, 1.1);
     for (int k = 0; k < 6; ++k) {
       const double t = base * frac(rng);
-      const auto a = subsets.solve(allreduce_cost{}, {}, t, 1'000'000, 0, c1);
-      const auto b = paths.solve(allreduce_cost{}, {}, t, 1'000'000, 0, c2);
+      const auto a = subsets.solve(allreduce_cost{}, {}, t, 1'000'000, {}, c1);
+      const auto b = paths.solve(allreduce_cost{}, {}, t, 1'000'000, {}, c2);
       CAPTURE(it);
       CAPTURE(t);
       REQUIRE(a.answer != detail::copy_cover_answer::kind::unknown);

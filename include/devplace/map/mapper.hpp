@@ -191,6 +191,7 @@ class bracket_search {
     double target = 0;
     std::atomic<bool> stop{false};
     bool done = false, cancelled = false;
+    bool probe = false;  ///< the probe just above the lower end (next_target)
     target_search_result out;
     std::exception_ptr error;  ///< what the search threw, if anything
   };
@@ -249,9 +250,11 @@ class bracket_search {
   /// In the second half of a time limit, with two or more workers and none searching the top
   /// quarter of the bracket, a target just below the incumbent (1/16 of the bracket): a descent
   /// that finds a better mapping soon when the targets in the middle are hard, and closes the
-  /// bracket when the incumbent is optimal. Else the middle of the largest gap between the
+  /// bracket when the incumbent is optimal. Else, with two or more workers once the bracket is
+  /// narrow, the probe just above its lower end (`mapper_options::probe_gap`); else the middle of the largest gap between the
   /// bracket's ends and the targets being searched; -1 when no gap is wider than ε.
-  [[nodiscard]] double next_target() const {
+  [[nodiscard]] double next_target(bool* is_probe = nullptr) const {
+    if (is_probe) *is_probe = false;
     const double lo = std::max(t_l_, heuristic_lower_);
     if (clock::now() >= descent_at_ && t_r_ - lo > eps()) {
       const double near = t_r_ - (t_r_ - lo) / 16;
@@ -259,6 +262,16 @@ class bracket_search {
         return !j->cancelled && !j->done && j->target >= t_r_ - (t_r_ - lo) / 4;
       });
       if (!covered && near > lo && t_r_ - near > eps()) return near;
+    }
+    if (o_.probe_gap > 0 && threads_ >= 2 && std::isfinite(t_r_)) {  // the probe just above the lower end
+      const double probe = lo + std::max(eps(), o_.probe_gap * std::abs(lo));
+      const bool taken = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& j) {
+        return !j->cancelled && !j->done && j->target >= lo && j->target <= probe;
+      });
+      if (!taken && probe < t_r_ && t_r_ - lo <= 16 * (probe - lo)) {
+        if (is_probe) *is_probe = true;
+        return probe;
+      }
     }
     std::vector<double> pts{lo, t_r_};
     for (auto& j : jobs_)
@@ -270,9 +283,10 @@ class bracket_search {
     return best_gap > eps() && target > pts.front() ? target : -1;
   }
 
-  void launch(executor& pool, double target) {
+  void launch(executor& pool, double target, bool probe) {
     auto j = std::make_unique<job>();
     j->target = target;
+    j->probe = probe;
     job* jp = j.get();
     const auto dl = std::isfinite(o_.target_timeout_s) && o_.target_timeout_s < 1e9
                         ? std::min(deadline_, clock::now() + std::chrono::duration_cast<clock::duration>(
@@ -284,7 +298,7 @@ class bracket_search {
       target_search_result out;
       std::exception_ptr err;
       try {
-        out = search_->search(jp->target, &jp->stop, dl);
+        out = search_->search(jp->target, &jp->stop, dl, jp->probe);
       } catch (...) {
         err = std::current_exception();
       }
@@ -321,7 +335,8 @@ class bracket_search {
       std::size_t active = 0;
       for (auto& j : jobs_)
         if (!j->done && !j->cancelled) ++active;
-      for (double t; active < threads_ && (t = next_target()) >= 0; ++active) launch(pool, t);
+      bool probe = false;
+      for (double t; active < threads_ && (t = next_target(&probe)) >= 0; ++active) launch(pool, t, probe);
       if (active == 0 && std::none_of(jobs_.begin(), jobs_.end(), [](auto& j) { return !j->done; })) break;
       if (clock::now() >= deadline_) {
         timed_out_ = true;
@@ -342,7 +357,7 @@ class bracket_search {
           if (!j->done && !j->cancelled) {
             ++busy;
             near = near || j->target >= t_r_ - (t_r_ - lo) / 4;
-            if (!low || j->target < low->target) low = j.get();
+            if (!j->probe && (!low || j->target < low->target)) low = j.get();
           }
         if (low && busy >= threads_ && !near) low->cancelled = true, low->stop = true;
       }

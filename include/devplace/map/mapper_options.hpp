@@ -18,6 +18,11 @@ struct mapper_options {
   double target_timeout_s = std::numeric_limits<double>::infinity();  ///< one target (paper heuristic)
   double epsilon = 1e-9;                      ///< relative width at which the bracket is closed
   double epsilon_abs = 0;                     ///< absolute width (ms)
+  /// With two or more threads, once the bracket [t_l, t_r] is narrower than 16 probe widths
+  /// (t_r ≤ t_l(1 + 16·probe_gap)), one worker searches the target t_l(1 + probe_gap) while no other target lies in that range:
+  /// a mapping found there certifies a relative gap ≤ probe_gap even when the targets in the
+  /// middle of the bracket are too hard. 0: plain bisection (Algorithm 1)
+  double probe_gap = 1e-3;
   bool symmetry_breaking = true;
   bool extra_pruning = true;                  ///< partial bounds, per-device bounds, counting check
   bool assignment_bound = true;               ///< start from the assignment bound (else eq. 10/11)

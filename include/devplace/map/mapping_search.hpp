@@ -85,9 +85,11 @@ class mapping_search {
   [[nodiscard]] const C& model() const noexcept { return model_; }
 
   /// Searches for a mapping whose every stage time is ≤ `target`. Stops (completed = false) when
-  /// `*stop` becomes true or at `deadline`, and at once when the set-up is not `ready()`.
+  /// `*stop` becomes true or at `deadline`, and at once when the set-up is not `ready()`. `probe`:
+  /// the target is the mapper's probe just above the lower end (`mapper_options::probe_gap`),
+  /// where the cover turns list with 32 times their budget (copy_cover_turns::take).
   [[nodiscard]] target_search_result search(double target, const std::atomic<bool>* stop = nullptr,
-                                            clock::time_point deadline = clock::time_point::max()) const {
+                                            clock::time_point deadline = clock::time_point::max(), bool probe = false) const {
     target_search_result total;
     if (!ready_) return total;
     // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
@@ -112,8 +114,8 @@ class mapping_search {
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
         cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
         using turn = detail::cover_turn;
-        switch (cover_ ? cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)
-                       : ring_cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total)) {
+        switch (cover_ ? cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total, probe)
+                       : ring_cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total, probe)) {
           case turn::answered: return total;
           case turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
           case turn::given_up: cover_open = false; break;

@@ -184,9 +184,10 @@ class copy_cover_search {
   /// The copy-cover answer at target t (see the file comment): from `cache` when it holds a
   /// listing at a target ≥ t (the embeddings feasible at t are those whose time is ≤ t), else from
   /// a new listing at t, which then replaces the cached one if its target is larger.
-  /// `max_embeddings` embeddings listed, and `node_budget` nodes for each of the two steps.
+  /// `max_embeddings` embeddings listed, and `budget.listing` nodes for the listing and
+  /// `budget.cover` for the cover.
   [[nodiscard]] copy_cover_answer solve(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings,
-                                        std::uint64_t node_budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                        cover_budget budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
                                         std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
     copy_cover_answer a;
     std::shared_ptr<const copy_listing> listing = cache.get();
@@ -198,14 +199,14 @@ class copy_cover_search {
       // can filter as well; when that reaches the limits, at t
       bool listed = false;
       if (listing && std::isfinite(listing->t)) {
-        listed = enumerate(model, table, t + (t - listing->t), std::min(max_embeddings, fit), node_budget, stop, deadline, *fresh, a);
+        listed = enumerate(model, table, t + (t - listing->t), std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
         if (!listed && ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline)) return a;
       }
       if (!listed) {
         const std::uint64_t spent = a.nodes;
         *fresh = copy_listing{};
         a = copy_cover_answer{};
-        listed = enumerate(model, table, t, std::min(max_embeddings, fit), node_budget, stop, deadline, *fresh, a);
+        listed = enumerate(model, table, t, std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
         a.nodes += spent;
         if (!listed) return a;
       }
@@ -227,21 +228,20 @@ class copy_cover_search {
     const std::size_t R = g_->replicas();
     a.embeddings = emb.size() / S_;
     if (quotient_) {
-      solve_on_classes(emb, R, node_budget, stop, deadline, a);
+      solve_on_classes(emb, R, budget.cover, stop, deadline, a);
       return a;
     }
-    exact_cover_packing x(D_, S_, std::span<const std::uint32_t>(emb));
-    const auto o = x.solve(R, node_budget, stop, deadline);
-    a.nodes += x.nodes();
-    if (o == exact_cover_packing::outcome::stopped) return a;
-    if (o == exact_cover_packing::outcome::none) {
+    const auto x = solve_packing(D_, S_, std::span<const std::uint32_t>(emb), R, budget.cover, stop, deadline);
+    a.nodes += x.nodes;
+    if (x.outcome == packing_outcome::stopped) return a;
+    if (x.outcome == packing_outcome::none) {
       a.answer = copy_cover_answer::kind::infeasible;
       return a;
     }
     a.answer = copy_cover_answer::kind::found;
     a.dev.assign(g_->vertices(), unplaced);
     for (std::size_t r = 0; r < R; ++r) {
-      const std::size_t e = x.solution()[r];
+      const std::size_t e = x.solution[r];
       for (std::size_t s = 0; s < S_; ++s) a.dev[g_->vertex(s, r)] = emb[e * S_ + s];
     }
     return a;
@@ -362,7 +362,7 @@ class copy_cover_search {
       for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
       out.time.push_back(time);
     }
-    if (!quotient_) keep_fastest_per_device_set(out);
+    if (!quotient_) keep_fastest_per_device_set(out), order_by_time(out);
     a.nodes = nodes;
     out.next_change = next_change;
     return true;
@@ -391,6 +391,24 @@ class copy_cover_search {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t e = idx[k];
       if (k > 0 && !key_less(idx[k - 1], e)) continue;  // the same device set as the one kept
+      dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+      time.push_back(l.time[e]);
+    }
+    l.dev = std::move(dev);
+    l.time = std::move(time);
+  }
+
+  /// Orders the embeddings fastest first (stable): the cover tries them in this order, so it meets
+  /// the mappings whose copies are fast first.
+  void order_by_time(copy_listing& l) const {
+    const std::size_t n = l.time.size();
+    std::vector<std::size_t> idx(n);
+    for (std::size_t e = 0; e < n; ++e) idx[e] = e;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return l.time[x] < l.time[y]; });
+    std::vector<std::uint32_t> dev;
+    std::vector<double> time;
+    dev.reserve(l.dev.size()), time.reserve(n);
+    for (auto e : idx) {
       dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
       time.push_back(l.time[e]);
     }

@@ -55,27 +55,32 @@ class copy_cover_turns {
     return misses < 2 || n % (std::uint64_t{1} << std::min(misses - 1, 40u)) == 0;
   }
 
-  /// The copy-cover search at `target` with `budget` nodes: answered (the answer in `total`),
-  /// again (a larger budget may answer), or given up (its limits reached). Its nodes are added to
-  /// `total` either way; the counters of targets in a row are updated here.
+  /// The copy-cover search at `target` with `budget` nodes for the cover and as many for the
+  /// listing (32 times as many at the probe target, `mapper_options::probe_gap`: the listings are
+  /// smallest just above the lower end, and the probe is there for the cover to answer): answered
+  /// (the answer in `total`), again (a larger budget may answer), or given up (its limits
+  /// reached). Its nodes are added to `total` either way; the counters of targets in a row are
+  /// updated here.
   turn take(const C& model, const device_bound_table& table, const mapper_options& o, double target, std::uint64_t budget,
-            const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
-    const auto r = attempt(model, table, o, target, budget, stop, deadline, total);
+            const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total, bool probe = false) const {
+    const cover_budget nodes{probe ? (budget > (std::uint64_t{1} << 58) ? 0 : budget << 5) : budget, budget};
+    const auto r = attempt(model, table, o, target, nodes, stop, deadline, total);
     if (r == turn::answered) stats_->misses.store(0, std::memory_order_relaxed);
     if (r == turn::given_up) stats_->misses.fetch_add(1, std::memory_order_relaxed);
     return r;
   }
 
  private:
-  turn attempt(const C& model, const device_bound_table& table, const mapper_options& o, double target, std::uint64_t budget,
+  turn attempt(const C& model, const device_bound_table& table, const mapper_options& o, double target, cover_budget nodes,
                const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
+    const std::uint64_t budget = nodes.cover;
     // a listing stopped by its node budget at a target ≤ this one with at least this budget
-    // would stop here too: no work this turn, a larger budget next
-    const std::size_t level = static_cast<std::size_t>(std::bit_width(budget));
+    // would stop here too: no work this turn, a larger budget next (0: no budget)
+    const std::size_t level = nodes.listing == 0 ? capped_at_->size() - 2 : static_cast<std::size_t>(std::bit_width(nodes.listing));
     for (std::size_t k = level; k < capped_at_->size(); ++k)
       if (target >= (*capped_at_)[k].load(std::memory_order_relaxed))
         return k + 1 == capped_at_->size() || budget >= o.copy_cover_nodes ? turn::given_up : turn::again;
-    auto c = search_.solve(model, table, target, o.max_copy_embeddings, budget, *cache_, stop, deadline);
+    auto c = search_.solve(model, table, target, o.max_copy_embeddings, nodes, *cache_, stop, deadline);
     total.nodes += c.nodes;
     if (c.answer != copy_cover_answer::kind::unknown) {
       total.completed = true;
@@ -110,7 +115,7 @@ class copy_cover_turns {
   const link_costs* L_;
   Search search_;
   /// The smallest target at which the listing reached its limits (shared by copies): [k] with a
-  /// node budget of bit width k, the last `max_copy_embeddings`
+  /// listing budget of bit width k (65: none), the last `max_copy_embeddings`
   std::shared_ptr<std::array<std::atomic<double>, 66>> capped_at_ = [] {
     auto a = std::make_shared<std::array<std::atomic<double>, 66>>();
     for (auto& x : *a) x.store(std::numeric_limits<double>::infinity());

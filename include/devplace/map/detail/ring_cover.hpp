@@ -106,18 +106,18 @@ class ring_cover_search {
 
   /// The ring-cover answer at target t (see the file comment), from `cache` when it holds a
   /// listing at a target ≥ t, else from a new listing at t (offered to the cache). `max_rings`
-  /// sets listed, and `node_budget` nodes for each of the two steps. `model` and `table` are
-  /// unused (the times are c_u(s) + x_s · W, the model's own).
+  /// sets listed, and `budget.listing` nodes for the listing and `budget.cover` for the cover.
+  /// `model` and `table` are unused (the times are c_u(s) + x_s · W, the model's own).
   [[nodiscard]] copy_cover_answer solve(const C&, const device_bound_table&, double t, std::size_t max_rings,
-                                        std::uint64_t node_budget, ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                        cover_budget budget, ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
                                         std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
     copy_cover_answer a;
     std::shared_ptr<const ring_listing> listing = cache.get();
     if (!listing || listing->t < t) {
       const std::size_t fit = (std::size_t{256} << 20) / (16 * R_ + 64);
       auto fresh = std::make_shared<ring_listing>();
-      const bool listed = dp_ ? enumerate_by_subsets(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a)
-                              : enumerate(t, std::min(max_rings, fit), node_budget, stop, deadline, *fresh, a);
+      const bool listed = dp_ ? enumerate_by_subsets(t, std::min(max_rings, fit), budget.listing, stop, deadline, *fresh, a)
+                              : enumerate(t, std::min(max_rings, fit), budget.listing, stop, deadline, *fresh, a);
       if (!listed) return a;
       cache.offer(fresh);
       listing = std::move(fresh);
@@ -164,17 +164,17 @@ class ring_cover_search {
       index.push_back(e);
     }
     a.embeddings = levels.size();
-    exact_cover_packing x(D_, R_, std::span<const std::uint32_t>(rows));
-    const auto o = x.solve(S_, node_budget, stop, deadline, std::span<const std::uint32_t>(levels));
-    a.nodes += x.nodes();
-    if (o == exact_cover_packing::outcome::stopped) return a;
-    if (o == exact_cover_packing::outcome::none) {
+    const auto x = solve_packing(D_, R_, std::span<const std::uint32_t>(rows), S_, budget.cover, stop, deadline,
+                                 std::span<const std::uint32_t>(levels));
+    a.nodes += x.nodes;
+    if (x.outcome == packing_outcome::stopped) return a;
+    if (x.outcome == packing_outcome::none) {
       a.answer = copy_cover_answer::kind::infeasible;
       return a;
     }
     // largest W (smallest level) to the stage with the largest θ (Hall: the i-th smallest level
     // is ≥ i; a set of level l is taken by the l stages of largest θ, exactly)
-    std::vector<std::size_t> chosen(x.solution().begin(), x.solution().end());
+    std::vector<std::size_t> chosen(x.solution.begin(), x.solution.end());
     std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t p, std::size_t q) { return levels[p] < levels[q]; });
     a.answer = copy_cover_answer::kind::found;
     a.dev.assign(g_->vertices(), unplaced);
