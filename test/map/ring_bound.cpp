@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <utility>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/mapper.hpp"
@@ -74,6 +77,69 @@ TEST_CASE("ring bound: a ring of three needs a cycle, not only a path (the 2-cor
   const double slow = g.allreduce_bytes(0) * L.ms_per_byte(0, 5);
   CHECK(test::brute_force(g, L, allreduce_cost{}) == doctest::Approx(slow));
   CHECK(ring_component_lower_bound(g, L) == doctest::Approx(slow));  // components alone: the path holds 6
+}
+
+TEST_CASE("ring bound: a ring never passes a cut vertex (the blocks)") {
+  // Fast links: the triangle 0-1-2 and the block 2-3-4-5 (2-3, 2-4, 3-4, 3-5, 4-5), sharing
+  // device 2. The fast graph is connected and its own 2-core, but a ring of 5 or 6 devices would
+  // pass device 2 twice: it needs a slow link. Two rings of 3 fit, one on each side.
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(6, 6, 1.0);
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 1}, {1, 2}, {0, 2}, {2, 3}, {2, 4}, {3, 4}, {3, 5}, {4, 5}})
+    bw(a, b) = bw(b, a) = 10.0;
+  const link_costs L{matrix_topology(bw)};
+  for (std::size_t R : {5, 6}) {
+    const stage_graph g(R, {0.0}, {3e6}, {{0.0}});
+    const double slow = g.allreduce_bytes(0) * L.ms_per_byte(0, 5);
+    CAPTURE(R);
+    CHECK(test::brute_force(g, L, allreduce_cost{}) == doctest::Approx(slow));
+    CHECK(ring_component_lower_bound(g, L) == doctest::Approx(slow));  // the 2-core alone holds 6
+  }
+  const stage_graph two(3, {0.0, 0.0}, {3e6, 3e6}, {{0, 0}, {0, 0}});
+  const double fast = two.allreduce_bytes(0) * L.ms_per_byte(0, 1);
+  CHECK(test::brute_force(two, L, allreduce_cost{}) == doctest::Approx(fast));
+  CHECK(ring_component_lower_bound(two, L) == doctest::Approx(fast));
+}
+
+TEST_CASE("ring bound: never above brute force on lines of nodes (nodes of one device cut the line)") {
+  // random_blk_2 in small: nodes of 1-3 devices in a line, random links inside a node, nodes i
+  // and j at (mean inside) / 10 / |i - j|; a node of one device is a cut vertex of the fast links
+  std::mt19937_64 rng(2027);
+  std::uniform_real_distribution<double> u(1.0, 100.0);
+  int raised = 0;
+  for (int it = 0; it < 120; ++it) {
+    std::vector<std::size_t> node;
+    while (node.size() < 5 + rng() % 4) {
+      const std::size_t k = 1 + rng() % 3, id = node.empty() ? 0 : node.back() + 1;
+      for (std::size_t i = 0; i < k; ++i) node.push_back(id);
+    }
+    const std::size_t D = node.size();
+    Eigen::MatrixXd bw(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D));
+    double sum = 0;
+    int count = 0;
+    for (std::size_t a = 0; a < D; ++a)
+      for (std::size_t b = a + 1; b < D; ++b)
+        if (node[a] == node[b]) {
+          bw(a, b) = bw(b, a) = u(rng);
+          sum += bw(a, b), ++count;
+        }
+    const double inter = (count ? sum / count : 100.0) / 10.0;
+    for (std::size_t a = 0; a < D; ++a)
+      for (std::size_t b = 0; b < D; ++b)
+        if (a != b && node[a] != node[b]) bw(a, b) = inter / double(node[a] > node[b] ? node[a] - node[b] : node[b] - node[a]);
+    const link_costs L{matrix_topology(bw)};
+    std::size_t S, R;
+    do S = 1 + rng() % 3, R = 3 + rng() % (D - 2); while (S * R > D);
+    const auto g = test::random_stage_graph(rng, S, R);
+    const double opt = test::brute_force(g, L, allreduce_cost{});
+    const double assign = assignment_lower_bound(g, L, allreduce_cost{});
+    const double ring = ring_component_lower_bound(g, L, assign);
+    CAPTURE(it);
+    CHECK(ring <= opt * (1 + 1e-12));
+    CHECK(ring_component_lower_bound(g, L) <= opt * (1 + 1e-12));
+    raised += ring > assign * (1 + 1e-12);
+  }
+  CHECK(raised > 10);
+  MESSAGE("raised above the per-device bound in " << raised << " of 120");
 }
 
 TEST_CASE("ring bound: the mapper starts from it and proves the optimum at once") {

@@ -6,11 +6,13 @@
 /// x_s = `allreduce_bytes(s)`. At a target t, the links a ring of s may use are those with
 /// c(s) + x_s · w(a, b) ≤ t (w: ms per byte; the latency term is dropped, which only adds links),
 /// so the R_s devices of the ring lie in one connected component of that link graph G_s(t), and
-/// when every ring has R ≥ 3 devices, in one component of its 2-core (a cycle's vertices all have
-/// two neighbours on it). The graphs of all stages are prefixes of one list of links sorted by
-/// min(w(a, b), w(b, a)), so their components form a laminar family (a tree): a mapping at t
-/// assigns every stage to a component of its own graph with the devices of each component
-/// shared by the stages inside it. `ring_component_lower_bound` decides that necessary condition
+/// when every ring has R ≥ 3 devices, in one biconnected component (block) of it: the ring's
+/// links are a cycle, and a cycle lies in one block (a device whose removal disconnects the graph,
+/// a cut vertex, is never passed by a ring from one side to the other). The graphs of all stages
+/// are prefixes of one list of links sorted by min(w(a, b), w(b, a)); a component (a block) of a
+/// graph lies in one component (block) of every larger graph, since paths (cycles) persist, so
+/// they form a tree: a mapping at t assigns every stage to a component (block) of its own graph,
+/// and the rings inside one are disjoint sets of its devices. `ring_component_lower_bound` decides that necessary condition
 /// by a max flow over the tree (stage → component → ... → all devices; a component of n
 /// devices holds ⌊n / R⌋ rings when all stages have R replicas, n devices otherwise) and searches
 /// the smallest t at which it holds: the next value above the largest t proved infeasible at
@@ -18,9 +20,11 @@
 /// condition, and the condition is monotone in t, so the result never exceeds the optimum.
 ///
 /// What it sees that the per-device bounds (eq. 11, `assignment_lower_bound`) do not: a ring
-/// larger than a node must cross the slow links between nodes, and rings compete for the nodes.
-/// Complexity: O(D² log D) to sort the links, then per test O(S · (D² + D)) for the prefixes, cores
-/// and components plus a max flow over O(S · D) edges; about 60 tests.
+/// larger than a node must cross the slow links between nodes, rings compete for the nodes, and
+/// a node of one device between two others splits the rings of the line of nodes around it
+/// (random_blk_2). Complexity: O(D² log D) to sort the links, then per test O(S · (D² + D)) for the
+/// prefixes and the blocks (Hopcroft–Tarjan, iterative) plus a max flow over O(S · D) edges;
+/// about 60 tests.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -143,7 +147,8 @@ class ring_component_test {
     return next;
   }
 
-  /// Whether every stage can take a component of its graph at t with enough devices.
+  /// Whether every stage can take a component (with rings of three or more, a block) of its graph
+  /// at t with enough devices.
   [[nodiscard]] bool holds(double t) const {
     if (t < compute_max_) return false;
     // Stages in order of their prefixes (nested graphs).
@@ -152,47 +157,66 @@ class ring_component_test {
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pre[a] < pre[b]; });
 
-    // Tree nodes: per level (ring stage in `order`), its components; then the root.
-    std::vector<std::size_t> node_size, node_parent, label(D_), next_label(D_);
+    // Tree nodes: per level (ring stage in `order`), its components (its blocks); then the root.
+    std::vector<std::size_t> node_size, node_parent;
     std::vector<std::vector<std::size_t>> level_nodes(order.size());
-    std::vector<std::vector<std::size_t>> adj(core_ ? D_ : 0);
-    disjoint_sets ds(D_);
-    std::size_t added = 0;
-    std::vector<std::size_t> prev_label;  // device -> node at the previous level (none when not in a core)
     constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      for (; added < pre[order[k]]; ++added) {
-        const auto& e = links_[added];
-        if (core_) {
+    std::size_t added = 0;
+    if (core_) {
+      // blocks: each is represented by one of its edges; its parent is the block of that edge at
+      // the next level (the one block holding both its ends)
+      std::vector<std::vector<std::uint32_t>> adj(D_), blocks_of(D_);
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> prev_rep;  // an edge per node of the previous level
+      std::vector<std::size_t> prev_nodes;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        for (; added < pre[order[k]]; ++added) {
+          const auto& e = links_[added];
           adj[e.a].push_back(e.b);
           adj[e.b].push_back(e.a);
-        } else {
-          ds.unite(e.a, e.b);
         }
-      }
-      std::fill(label.begin(), label.end(), none);
-      if (core_) {
-        components_of_core(adj, label);
-      } else {
-        for (std::size_t d = 0; d < D_; ++d) label[d] = ds.find(d);
-      }
-      // label[d]: a representative (or none); number the components of this level.
-      std::fill(next_label.begin(), next_label.end(), none);
-      for (std::size_t d = 0; d < D_; ++d) {
-        if (label[d] == none) continue;
-        std::size_t& id = next_label[label[d]];
-        if (id == none) {
-          id = node_size.size();
-          node_size.push_back(0);
+        std::vector<std::size_t> sizes;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> reps;
+        blocks(adj, blocks_of, sizes, reps);
+        std::vector<std::size_t> id(sizes.size(), none);
+        for (std::size_t b = 0; b < sizes.size(); ++b) {
+          if (sizes[b] < 3) continue;  // a bridge holds no cycle
+          id[b] = node_size.size();
+          node_size.push_back(sizes[b]);
           node_parent.push_back(none);
-          level_nodes[k].push_back(id);
+          level_nodes[k].push_back(id[b]);
         }
-        ++node_size[id];
-        if (!prev_label.empty() && prev_label[d] != none) node_parent[prev_label[d]] = id;
+        for (std::size_t i = 0; i < prev_nodes.size(); ++i) {  // the block of the same edge now
+          const auto& bu = blocks_of[prev_rep[i].first];
+          const auto& bw = blocks_of[prev_rep[i].second];
+          for (const auto b : bu)
+            if (std::find(bw.begin(), bw.end(), b) != bw.end()) node_parent[prev_nodes[i]] = id[b];
+        }
+        prev_nodes.clear(), prev_rep.clear();
+        for (std::size_t b = 0; b < sizes.size(); ++b)
+          if (id[b] != none) prev_nodes.push_back(id[b]), prev_rep.push_back(reps[b]);
       }
-      prev_label.assign(D_, none);
-      for (std::size_t d = 0; d < D_; ++d)
-        if (label[d] != none) prev_label[d] = next_label[label[d]];
+    } else {
+      std::vector<std::size_t> label(D_), next_label(D_), prev_label;  // device -> node at the previous level
+      disjoint_sets ds(D_);
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        for (; added < pre[order[k]]; ++added) ds.unite(links_[added].a, links_[added].b);
+        for (std::size_t d = 0; d < D_; ++d) label[d] = ds.find(d);
+        // label[d]: a representative; number the components of this level.
+        std::fill(next_label.begin(), next_label.end(), none);
+        for (std::size_t d = 0; d < D_; ++d) {
+          std::size_t& id = next_label[label[d]];
+          if (id == none) {
+            id = node_size.size();
+            node_size.push_back(0);
+            node_parent.push_back(none);
+            level_nodes[k].push_back(id);
+          }
+          ++node_size[id];
+          if (!prev_label.empty()) node_parent[prev_label[d]] = id;
+        }
+        prev_label.assign(D_, none);
+        for (std::size_t d = 0; d < D_; ++d) prev_label[d] = next_label[label[d]];
+      }
     }
     const std::size_t root = node_size.size();
     node_size.push_back(D_);
@@ -240,39 +264,56 @@ class ring_component_test {
         links_.begin());
   }
 
-  /// label[d] = a representative of d's component in the 2-core of the graph `adj`, or none.
-  void components_of_core(const std::vector<std::vector<std::size_t>>& adj, std::vector<std::size_t>& label) const {
-    constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-    std::vector<std::size_t> deg(D_), stack;
-    std::vector<char> gone(D_, 0);
-    for (std::size_t d = 0; d < D_; ++d) {
-      deg[d] = adj[d].size();
-      if (deg[d] < 2) {
-        gone[d] = 1;
-        stack.push_back(d);
-      }
-    }
-    while (!stack.empty()) {
-      const std::size_t d = stack.back();
-      stack.pop_back();
-      for (const std::size_t e : adj[d])
-        if (!gone[e] && --deg[e] < 2) {
-          gone[e] = 1;
-          stack.push_back(e);
-        }
-    }
-    for (std::size_t d = 0; d < D_; ++d) {
-      if (gone[d] || label[d] != none) continue;
-      label[d] = d;
-      stack.push_back(d);
-      while (!stack.empty()) {
-        const std::size_t u = stack.back();
-        stack.pop_back();
-        for (const std::size_t e : adj[u])
-          if (!gone[e] && label[e] == none) {
-            label[e] = d;
-            stack.push_back(e);
+  /// The biconnected components (blocks) of the graph `adj` (Hopcroft–Tarjan, iterative): per
+  /// block its number of devices and one of its edges; blocks_of[d] = the blocks with device d
+  /// (two blocks share at most one device, so an edge's two ends have exactly one block in
+  /// common: the edge's). O(D + E).
+  void blocks(const std::vector<std::vector<std::uint32_t>>& adj, std::vector<std::vector<std::uint32_t>>& blocks_of,
+              std::vector<std::size_t>& sizes, std::vector<std::pair<std::uint32_t, std::uint32_t>>& reps) const {
+    constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> disc(D_, none), low(D_, 0), parent(D_, none), next(D_, 0);
+    for (auto& b : blocks_of) b.clear();
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // the edge stack
+    std::vector<std::uint32_t> path;                             // the depth-first path
+    std::uint32_t timer = 0;
+    auto add = [&](std::uint32_t z, std::uint32_t b, std::size_t& n) {
+      if (blocks_of[z].empty() || blocks_of[z].back() != b) blocks_of[z].push_back(b), ++n;
+    };
+    for (std::uint32_t r = 0; r < D_; ++r) {
+      if (disc[r] != none) continue;
+      disc[r] = low[r] = timer++;
+      path.push_back(r);
+      while (!path.empty()) {
+        const std::uint32_t v = path.back();
+        if (next[v] < adj[v].size()) {
+          const std::uint32_t w = adj[v][next[v]++];
+          if (disc[w] == none) {  // a tree edge
+            edges.push_back({v, w});
+            parent[w] = v;
+            disc[w] = low[w] = timer++;
+            path.push_back(w);
+          } else if (w != parent[v] && disc[w] < disc[v]) {  // a back edge
+            edges.push_back({v, w});
+            low[v] = std::min(low[v], disc[w]);
           }
+          continue;
+        }
+        path.pop_back();
+        if (path.empty()) break;
+        const std::uint32_t p = path.back();
+        low[p] = std::min(low[p], low[v]);
+        if (low[v] < disc[p]) continue;
+        // p separates v's subtree: its edges down to the tree edge p -> v are one block
+        const auto b = static_cast<std::uint32_t>(sizes.size());
+        std::size_t n = 0;
+        for (;;) {
+          const auto [x, y] = edges.back();
+          edges.pop_back();
+          add(x, b, n), add(y, b, n);
+          if (x == p && y == v) break;
+        }
+        sizes.push_back(n);
+        reps.push_back({p, v});
       }
     }
   }
