@@ -56,6 +56,12 @@ struct mapper_options {
   /// thresholds: Hall's condition on levels), with the copy cover's limits below
   /// (docs/mapping.md, "Ring cover")
   bool ring_cover = true;
+  /// p2p with equal replica counts on a topology of nodes (one cost inside each node, one between
+  /// nodes, no latency: random_blk_1, two-level systems): answer each target first by the
+  /// node-group cover (map/detail/group_cover.hpp): a copy's partitions into groups that share a
+  /// node, R of them packed into the nodes; within `max_copy_embeddings` count vectors and
+  /// `copy_cover_nodes` nodes of the packing, otherwise the searches below answer
+  bool group_cover = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
   std::uint64_t copy_cover_nodes = 1'000'000;  // (both covers)
@@ -90,6 +96,7 @@ struct target_search_result {
   std::uint64_t nodes = 0;       ///< placements tried
   bool by_copy_cover = false;    ///< answered by the copy-cover search (`mapper_options::copy_cover`)
   bool by_ring_cover = false;    ///< answered by the ring-cover search (`mapper_options::ring_cover`)
+  bool by_group_cover = false;   ///< answered by the node-group cover (`mapper_options::group_cover`)
 };
 
 }  // namespace devplace

@@ -36,6 +36,7 @@
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
+#include "devplace/map/detail/group_cover.hpp"
 #include "devplace/map/detail/ring_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
@@ -92,6 +93,9 @@ class mapping_search {
                                             clock::time_point deadline = clock::time_point::max(), bool probe = false) const {
     target_search_result total;
     if (!ready_) return total;
+    // On a topology of nodes (p2p, map/detail/group_cover.hpp) the node-group cover answers first
+    // when it can within its limits; otherwise the searches below answer the target.
+    if (group_cover_ && answer_by_groups(target, stop, deadline, total)) return total;
     // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
     // order when first needed) is built once for all restarts.
     search_state st;
@@ -181,6 +185,16 @@ class mapping_search {
     if (!make_order()) return false;
     make_checking_scheme();
     if (expired()) return false;
+    if constexpr (std::is_same_v<C, p2p_cost>) {
+      if (opt_.group_cover && g.uniform_replicas()) {
+        auto nodes = detail::find_node_structure(L);
+        if (nodes && std::any_of(nodes->nodes.begin(), nodes->nodes.end(), [](const auto& d) { return d.size() >= 2; })) {
+          group_cover_.emplace(g, L, std::move(*nodes), std::size_t{1} << 22, setup_deadline_);
+          if (!group_cover_->applies()) group_cover_.reset();
+        }
+      }
+    }
+    if (expired()) return false;
     if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_)) {
       twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
       if (expired()) return false;
@@ -250,6 +264,28 @@ class mapping_search {
   }
 
   [[nodiscard]] bool is_p2p() const noexcept { return std::is_same_v<C, p2p_cost>; }
+
+  /// The node-group cover at `target` (map/detail/group_cover.hpp); true when it answered (the
+  /// answer in `total`).
+  bool answer_by_groups(double target, const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
+    const detail::group_cover_search::limits lim{.vectors = opt_.max_copy_embeddings,
+                                                 .listing_steps = 4 * opt_.copy_cover_nodes,
+                                                 .packing_nodes = opt_.copy_cover_nodes};
+    auto a = group_cover_->solve(target, lim, stop, deadline);
+    total.nodes += a.nodes;
+    using kind = detail::group_cover_answer::kind;
+    if (a.answer == kind::unknown) return false;
+    total.completed = true;
+    total.by_group_cover = true;
+    if (a.answer == kind::found) {
+      total.found = true;
+      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(a.dev)).objective_ms;
+      total.dev = std::move(a.dev);
+    } else {
+      total.next_lower_bound_ms = a.next_change;
+    }
+    return true;
+  }
 
   void make_checking_scheme() {
     const auto& g = *g_;
@@ -549,6 +585,7 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> orbit1_;
   std::vector<std::size_t> twins_;  // device_twins, when the copy cover applies
   std::optional<detail::copy_cover_turns<C>> cover_;  // when the copy-cover search applies
+  std::optional<detail::group_cover_search> group_cover_;  // p2p on a topology of nodes
   std::optional<detail::copy_cover_turns<C, detail::ring_cover_search<C>>> ring_cover_;  // when the ring cover applies
 };
 

@@ -1,0 +1,426 @@
+#pragma once
+/// \file map/detail/group_cover.hpp
+/// The node-group cover of the p2p model (issue 16): an exact search at a target t for topologies
+/// made of *nodes* — classes of devices with one cost w_k (ms per byte) between any two devices of
+/// node k, and one cost w_x ≥ every w_k between any two devices of different nodes, no latency
+/// (random_blk_1, two-level systems). With equal replica counts, replica r of stage s pays
+///
+///   time(s_r) = c_u(s) + Σ_{s' ∈ adj(s)} M(s, s') · (w_k if s'_r is on s_r's node k, else w_x)
+///
+/// so a copy's times depend only on which of its stages share a node, and on that node's w_k:
+/// a copy is a partition of its S stages into *groups*, each on a node (all its devices are
+/// twins). A group G on node k fits at t iff T(G, k) = max_{s ∈ G} time of s ≤ t; T(G, k) reads
+/// nothing outside G and is summed as p2p_cost sums (the same value to the last bit). A mapping
+/// at t is therefore exactly R partitions of the stages into groups, each group on a node where
+/// it fits, node k holding at most n_k stages (exactly n_k, but for the D − S·R spare devices);
+/// two groups of one copy may share a node (its times then only fall: w_k ≤ w_x).
+///
+/// `group_cover_search::solve(t)` decides it on *classes*: nodes of one size in which the same
+/// groups fit at t are merged into a class of m nodes (m·n devices, at most m groups of a copy).
+/// It lists the partitions of one copy into groups that fit somewhere (depth-first, the group of
+/// the lowest open stage), one per signature (the sorted sizes and class sets of its groups), the
+/// count vectors of each signature (its groups on classes where they fit), and packs R count
+/// vectors into the class capacities (`class_cover_packing`: exact cover of the capacities, with
+/// the spare devices). The merged classes relax the packing inside them (three groups of 6, 6, 2
+/// fill two nodes of 7 by volume only), so:
+///   * none on the classes proves no mapping at t, nor below the next change, the smallest
+///     T(G, k) above t (every group fits or not as at t up to there);
+///   * found: the chosen groups are bin-packed into the nodes where they fit (depth-first,
+///     bounded); packed, that is a mapping; otherwise the decision is repeated with only the
+///     nodes of ≤ 2 devices merged, where a found packing always realises (groups of 1 and 2
+///     devices fill pairs whenever their sum fits), so its answers are exact.
+/// Cost: the table of T(G, k) over every group of at most max_k n_k stages on every node large
+/// enough (Σ_k Σ_{j ≤ n_k} C(S, j) entries, at most `max_entries`, each O(|G| · deg)); per target
+/// O(entries) to find the classes, the listing (partitions × count vectors, bounded), and the
+/// packing, exponential in R in the worst case (bounded); unknown at any limit.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <map>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "devplace/cost/transfer.hpp"
+#include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/link_costs.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// The nodes of a topology whose links cost w_k inside node k and w_x between nodes (file comment).
+struct node_structure {
+  std::vector<std::vector<std::size_t>> nodes;  ///< the devices of every node, ascending
+  std::vector<double> w_in;                     ///< w_k (w_x for a node of one device)
+  double w_out = 0;                             ///< w_x
+};
+
+/// The node structure of `L`, or nothing when its links do not have one (latency, or a pair that
+/// breaks it). Two devices share a node iff their link costs less than the largest one. O(D²).
+[[nodiscard]] inline std::optional<node_structure> find_node_structure(const link_costs& L) {
+  const std::size_t D = L.devices();
+  if (D < 2 || L.has_latency()) return std::nullopt;
+  double wx = 0;
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = 0; b < D; ++b)
+      if (a != b) wx = std::max(wx, L.ms_per_byte(a, b));
+  node_structure n;
+  n.w_out = wx;
+  std::vector<std::size_t> node_of(D, D);
+  for (std::size_t a = 0; a < D; ++a) {
+    if (node_of[a] != D) continue;
+    node_of[a] = n.nodes.size();
+    n.nodes.push_back({a});
+    n.w_in.push_back(wx);
+    for (std::size_t b = a + 1; b < D; ++b)
+      if (L.ms_per_byte(a, b) < wx) {
+        if (node_of[b] != D) return std::nullopt;
+        node_of[b] = node_of[a];
+        n.nodes.back().push_back(b);
+        n.w_in.back() = L.ms_per_byte(a, b);
+      }
+  }
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = 0; b < D; ++b)
+      if (a != b && L.ms_per_byte(a, b) != (node_of[a] == node_of[b] ? n.w_in[node_of[a]] : wx)) return std::nullopt;
+  return n;
+}
+
+/// The answer of `group_cover_search::solve`.
+struct group_cover_answer {
+  enum class kind { found, none, unknown };
+  kind answer = kind::unknown;
+  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
+  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
+  std::uint64_t nodes = 0;
+  bool relaxed_found = false;  ///< unknown because merged nodes did not pack the groups given to them
+};
+
+class group_cover_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// Builds the table of T(G, k) (file comment). `applies()` is false when `g` has unequal replica
+  /// counts, more than 64 stages or more stage replicas than devices, or the table would have more
+  /// than `max_entries` entries, or `deadline` passed while it was built.
+  group_cover_search(const stage_graph& g, const link_costs& L, node_structure n, std::size_t max_entries = std::size_t{1} << 22,
+                     clock::time_point deadline = clock::time_point::max())
+      : g_(&g), n_(std::move(n)), S_(g.stages()), R_(g.replicas()) {
+    if (!g.uniform_replicas() || S_ > 64 || g.vertices() > L.devices() || n_.nodes.empty()) return;
+    spare_ = L.devices() - g.vertices();
+    const std::size_t K = n_.nodes.size();
+    std::size_t nmax = 0;
+    for (const auto& d : n_.nodes) nmax = std::max(nmax, d.size());
+    nmax_ = std::min(nmax, S_);
+    // groups of 1..nmax stages: C(S, j) each; the entries of node k those of ≤ n_k stages
+    std::vector<double> groups_of(nmax_ + 1, 0);
+    for (std::size_t j = 1; j <= nmax_; ++j) groups_of[j] = binomial(S_, j);
+    double entries = 0;
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 1; j <= std::min(n_.nodes[k].size(), nmax_); ++j) entries += groups_of[j];
+    if (entries > static_cast<double>(max_entries)) return;
+    buckets_.assign(K * (nmax_ + 1), {});
+    const std::uint64_t full = S_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << S_) - 1;
+    full_ = full;
+    std::size_t counter = 0;
+    for (std::size_t j = 1; j <= nmax_; ++j) {
+      // every j-subset of the stages (Gosper's hack)
+      std::uint64_t G = (j == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << j) - 1);
+      while (true) {
+        if ((++counter & 1023) == 0 && clock::now() >= deadline) {
+          buckets_.clear();
+          return;
+        }
+        for (std::size_t k = 0; k < K; ++k) {
+          if (n_.nodes[k].size() < j) continue;
+          const double T = group_time(G, n_.w_in[k]);
+          buckets_[k * (nmax_ + 1) + j].push_back({T, G});
+        }
+        if (G == full || j == S_) break;
+        const std::uint64_t c = G & (~G + 1), r = G + c;
+        if (r == 0 || r > full) break;
+        G = (((r ^ G) >> 2) / c) | r;
+        if (G > full) break;
+      }
+    }
+    for (auto& b : buckets_) std::sort(b.begin(), b.end(), [](const entry& x, const entry& y) { return x.time < y.time || (x.time == y.time && x.mask < y.mask); });
+    applies_ = true;
+  }
+
+  [[nodiscard]] bool applies() const noexcept { return applies_; }
+  [[nodiscard]] const node_structure& nodes() const noexcept { return n_; }
+
+  /// The smallest T(G, k) above t (+inf when none): the value at which the answer can change next.
+  [[nodiscard]] double next_change(double t) const {
+    double next = std::numeric_limits<double>::infinity();
+    for (const auto& b : buckets_) {
+      const auto it = std::upper_bound(b.begin(), b.end(), t, [](double x, const entry& e) { return x < e.time; });
+      if (it != b.end()) next = std::min(next, it->time);
+    }
+    return next;
+  }
+
+  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
+  /// (0: none for the last two).
+  struct limits {
+    std::size_t vectors = 200'000;
+    std::uint64_t listing_steps = 4'000'000;
+    std::uint64_t packing_nodes = 1'000'000;
+    std::uint64_t placing_nodes = 20'000;  ///< nodes of each bin packing of the groups into the nodes
+  };
+
+  /// Decides whether a mapping has every time ≤ t (file comment), on a relaxation that is exact
+  /// but for the bin packing inside merged nodes: nodes of one size in which the same groups fit
+  /// at t form one *class* of m nodes (m·n devices; a copy puts at most m groups there). Lists
+  /// the partitions of a copy into groups that fit on some node, one per *signature* (the sizes
+  /// and classes where its groups fit), the count vectors of each (its groups on classes where
+  /// they fit), and packs R count vectors into the classes (`class_cover_packing`). None: no
+  /// mapping at t (nor below the next change). Found: when the groups given to each class can be
+  /// packed into its nodes (a depth-first bin packing), that mapping; otherwise unknown. Unknown
+  /// also when a limit is reached, at `*stop` or at `deadline`.
+  [[nodiscard]] group_cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                         clock::time_point deadline = clock::time_point::max()) const {
+    auto a = pass(t, lim, true, stop, deadline);
+    if (a.answer != group_cover_answer::kind::unknown || !a.relaxed_found) return a;
+    // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
+    // and 2 devices always pack into such nodes when their sum fits), where found is found
+    const auto nodes = a.nodes;
+    a = pass(t, lim, false, stop, deadline);
+    a.nodes += nodes;
+    return a;
+  }
+
+ private:
+  [[nodiscard]] group_cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
+                                        clock::time_point deadline) const {
+    group_cover_answer a;
+    if (!applies_) return a;
+    const std::size_t K = n_.nodes.size();
+    // the groups fitting on each node, and the classes: equal sizes and equal fitting groups
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> fit;  // group -> nodes
+    std::vector<std::uint64_t> fit_hash(K, 0);
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 1; j <= std::min(nmax_, n_.nodes[k].size()); ++j)
+        for (const auto& e : buckets_[k * (nmax_ + 1) + j]) {
+          if (e.time > t) break;
+          fit[e.mask].push_back(static_cast<std::uint32_t>(k));
+          fit_hash[k] += mix(e.mask);
+        }
+    std::vector<std::uint32_t> class_of(K);
+    std::vector<std::vector<std::uint32_t>> members;  // nodes of each class
+    {
+      std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> ids;
+      for (std::size_t k = 0; k < K; ++k) {
+        const bool merge = merge_large || n_.nodes[k].size() <= 2;
+        auto [it, fresh] = ids.emplace(std::pair{n_.nodes[k].size(), merge ? fit_hash[k] : mix(k) ^ 0x5555}, static_cast<std::uint32_t>(members.size()));
+        if (fresh) members.emplace_back();
+        members[it->second].push_back(static_cast<std::uint32_t>(k));
+        class_of[k] = it->second;
+      }
+    }
+    const std::size_t C = members.size();
+    std::unordered_map<std::uint64_t, std::uint32_t> set_of;  // group -> id of its set of classes
+    std::vector<std::vector<std::uint32_t>> sets;
+    {
+      std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
+      for (auto& [G, nodes] : fit) {
+        std::vector<std::uint32_t> cls;
+        for (auto k : nodes) cls.push_back(class_of[k]);
+        std::sort(cls.begin(), cls.end());
+        cls.erase(std::unique(cls.begin(), cls.end()), cls.end());
+        auto [it, fresh] = ids.emplace(cls, static_cast<std::uint32_t>(sets.size()));
+        if (fresh) sets.push_back(std::move(cls));
+        set_of.emplace(G, it->second);
+      }
+    }
+    std::vector<std::vector<std::uint64_t>> by_low(S_);
+    for (const auto& [G, id] : set_of) by_low[static_cast<std::size_t>(std::countr_zero(G))].push_back(G);
+    for (auto& b : by_low) std::sort(b.begin(), b.end());
+    // partitions, one per signature: the sorted (size, class set) of its groups
+    using signature = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+    std::map<signature, std::vector<std::uint64_t>> partitions;  // -> its groups in signature order
+    std::uint64_t steps = 0;
+    bool capped = false;
+    auto step = [&] {
+      ++steps;
+      if ((lim.listing_steps && steps > lim.listing_steps) || ((steps & 1023) == 0 && stopped(stop, deadline))) capped = true;
+      return !capped;
+    };
+    auto key_of = [&](std::uint64_t G) { return std::pair{static_cast<std::uint32_t>(std::popcount(G)), set_of.at(G)}; };
+    std::vector<std::uint64_t> cur;
+    auto list = [&](auto&& self, std::uint64_t covered) -> void {
+      if (!step()) return;
+      if (covered == full_) {
+        std::vector<std::uint64_t> gs(cur);
+        std::sort(gs.begin(), gs.end(), [&](std::uint64_t x, std::uint64_t y) { return key_of(x) < key_of(y); });
+        signature sg;
+        for (auto G : gs) sg.push_back(key_of(G));
+        partitions.emplace(std::move(sg), std::move(gs));
+        return;
+      }
+      for (auto G : by_low[static_cast<std::size_t>(std::countr_zero(~covered & full_))])
+        if (!(G & covered)) {
+          cur.push_back(G);
+          self(self, covered | G);
+          cur.pop_back();
+          if (capped) return;
+        }
+    };
+    list(list, 0);
+    a.nodes = steps;
+    if (capped) return a;
+    // count vectors over the classes; a copy puts at most m groups into a class of m nodes
+    std::vector<std::uint32_t> cap(C, 0);
+    for (std::size_t c = 0; c < C; ++c) cap[c] = static_cast<std::uint32_t>(members[c].size() * n_.nodes[members[c][0]].size());
+    std::vector<class_cover_packing::entry> entries;
+    std::vector<std::size_t> starts{0};
+    std::vector<std::pair<const std::vector<std::uint64_t>*, std::vector<std::uint32_t>>> witness;  // groups, classes
+    std::unordered_set<std::string> seen;
+    for (const auto& part : partitions) {
+      const auto& sg = part.first;  // plain references: the lambda below reads them
+      const auto& groups = part.second;
+      std::vector<std::uint32_t> cls(sg.size()), load(C, 0), count(C, 0);
+      auto assign = [&](auto&& self, std::size_t i) -> void {
+        if (!step()) return;
+        if (i == sg.size()) {
+          std::vector<std::pair<std::uint32_t, std::uint32_t>> v;  // (class, devices)
+          for (std::size_t c = 0; c < C; ++c)
+            if (load[c]) v.push_back({static_cast<std::uint32_t>(c), load[c]});
+          std::string key(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
+          if (!seen.insert(std::move(key)).second) return;
+          if (seen.size() > lim.vectors) {
+            capped = true;
+            return;
+          }
+          for (const auto& [c, n] : v) entries.push_back({c, n});
+          starts.push_back(entries.size());
+          witness.push_back({&groups, cls});
+          return;
+        }
+        const bool same = i > 0 && sg[i] == sg[i - 1];
+        for (const auto c : sets[sg[i].second]) {
+          if ((same && c < cls[i - 1]) || count[c] == members[c].size() || load[c] + sg[i].first > cap[c]) continue;
+          ++count[c], load[c] += sg[i].first, cls[i] = c;
+          self(self, i + 1);
+          --count[c], load[c] -= sg[i].first;
+          if (capped) return;
+        }
+      };
+      assign(assign, 0);
+      if (capped) break;
+    }
+    a.nodes = steps;
+    if (capped) return a;
+    class_cover_packing pack(cap, entries, starts);
+    const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
+    a.nodes += pack.nodes();
+    if (o == class_cover_packing::outcome::stopped) return a;
+    if (o == class_cover_packing::outcome::none) {
+      a.answer = group_cover_answer::kind::none;
+      a.next_change = next_change(t);
+      return a;
+    }
+    // The chosen copies' groups packed into the nodes (a depth-first bin packing, largest group
+    // first; nodes alike in size, cost and room tried once): merged classes may not pack what
+    // they were given, so any node where a group fits is tried; without merged classes of more
+    // than 2 devices each group stays in its class, where the packing cannot fail.
+    struct item {
+      std::uint64_t group;
+      std::size_t copy;
+      std::uint32_t cls;
+    };
+    std::vector<item> items;
+    for (std::size_t r = 0; r < R_; ++r) {
+      const auto& [groups, cls] = witness[pack.solution()[r]];
+      for (std::size_t x = 0; x < groups->size(); ++x) items.push_back({(*groups)[x], r, cls[x]});
+    }
+    std::stable_sort(items.begin(), items.end(), [](const item& x, const item& y) { return std::popcount(x.group) > std::popcount(y.group); });
+    std::vector<std::size_t> room(K), node_of_item(items.size(), 0);
+    for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
+    std::uint64_t tries = 0;
+    auto place = [&](auto&& self, std::size_t i) -> bool {
+      if (i == items.size()) return true;
+      if (merge_large && ++tries > lim.placing_nodes && lim.placing_nodes) return false;
+      const auto z = static_cast<std::size_t>(std::popcount(items[i].group));
+      for (std::size_t k = 0; k < K; ++k) {
+        if (room[k] < z || (!merge_large && class_of[k] != items[i].cls)) continue;
+        bool tried = false;  // an earlier node alike
+        for (std::size_t q = 0; q < k && !tried; ++q)
+          tried = room[q] == room[k] && n_.nodes[q].size() == n_.nodes[k].size() && n_.w_in[q] == n_.w_in[k];
+        if (tried || group_time(items[i].group, n_.w_in[k]) > t) continue;
+        room[k] -= z, node_of_item[i] = k;
+        if (self(self, i + 1)) return true;
+        room[k] += z;
+      }
+      return false;
+    };
+    const bool placed = place(place, 0);
+    a.nodes += tries;
+    if (!placed) {
+      a.relaxed_found = merge_large;
+      return a;  // unknown
+    }
+    a.dev.assign(g_->vertices(), 0);
+    std::vector<std::size_t> next_free(K, 0);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto k = node_of_item[i];
+      for (std::uint64_t m = items[i].group; m; m &= m - 1)
+        a.dev[g_->vertex(static_cast<std::size_t>(std::countr_zero(m)), items[i].copy)] = n_.nodes[k][next_free[k]++];
+    }
+    a.answer = group_cover_answer::kind::found;
+    return a;
+  }
+
+ private:
+  struct entry {
+    double time;
+    std::uint64_t mask;
+  };
+
+  static std::uint64_t mix(std::uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+  static bool stopped(const std::atomic<bool>* stop, clock::time_point deadline) {
+    return (stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline;
+  }
+
+  static double binomial(std::size_t n, std::size_t k) {
+    double c = 1;
+    for (std::size_t i = 1; i <= k; ++i) c = c * static_cast<double>(n - k + i) / static_cast<double>(i);
+    return c;
+  }
+
+  /// T(G, w): the largest time of a stage of G with the members of G at w and the others at w_x,
+  /// summed as p2p_cost sums it (the same value to the last bit).
+  [[nodiscard]] double group_time(std::uint64_t G, double w) const {
+    double T = 0;
+    for (std::uint64_t x = G; x; x &= x - 1) {
+      const auto s = static_cast<std::size_t>(std::countr_zero(x));
+      double c = 0;
+      for (auto u : g_->neighbours(s))
+        c += transfer_time_ms_w(g_->message_bytes(s, u), (G >> u) & 1 ? w : n_.w_out, 0.0);
+      T = std::max(T, g_->replica_compute_ms(s) + c);
+    }
+    return T;
+  }
+
+  const stage_graph* g_;
+  node_structure n_;
+  std::size_t S_, R_, spare_ = 0, nmax_ = 0;
+  std::uint64_t full_ = 0;
+  bool applies_ = false;
+  std::vector<std::vector<entry>> buckets_;  // [k · (nmax + 1) + j]: groups of j stages on node k, by T
+};
+
+}  // namespace devplace::detail
