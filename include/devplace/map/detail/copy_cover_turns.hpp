@@ -56,14 +56,16 @@ class copy_cover_turns {
   }
 
   /// The copy-cover search at `target` with `budget` nodes for the cover and as many for the
-  /// listing (32 times as many at the probe target, `mapper_options::probe_gap`: the listings are
-  /// smallest just above the lower end, and the probe is there for the cover to answer): answered
+  /// listing (the copy cover's: 32 times as many at the probe target, `mapper_options::probe_gap`:
+  /// the listings are smallest just above the lower end, and the probe is there for the cover to
+  /// answer; not the ring cover's, whose rings of 8–16 devices stay too many there): answered
   /// (the answer in `total`), again (a larger budget may answer), or given up (its limits
   /// reached). Its nodes are added to `total` either way; the counters of targets in a row are
   /// updated here.
   turn take(const C& model, const device_bound_table& table, const mapper_options& o, double target, std::uint64_t budget,
             const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total, bool probe = false) const {
-    const cover_budget nodes{probe ? (budget > (std::uint64_t{1} << 58) ? 0 : budget << 5) : budget, budget};
+    const bool wide = probe && !Search::rings;
+    const cover_budget nodes{wide ? (budget > (std::uint64_t{1} << 58) ? 0 : budget << 5) : budget, budget};
     const auto r = attempt(model, table, o, target, nodes, stop, deadline, total);
     if (r == turn::answered) stats_->misses.store(0, std::memory_order_relaxed);
     if (r == turn::given_up) stats_->misses.fetch_add(1, std::memory_order_relaxed);
