@@ -65,10 +65,7 @@ TEST_CASE("copy cover: the packing solver finds R disjoint rows exactly when an 
         }
       }
     };
-    detail::exact_cover_packing links(C, width, std::span<const std::uint32_t>(flat));
-    detail::bitset_cover_packing masks(C, width, std::span<const std::uint32_t>(flat));
-    check(links);
-    check(masks);
+    test::with_both_packing_solvers(C, width, flat, check);
     found += expected;
     none += !expected;
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/exact_cover.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/mapping_search.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -35,6 +36,15 @@ inline std::pair<std::size_t, std::size_t> cover_shape(std::mt19937_64& rng, std
 /// Whether some R of the rows are pairwise disjoint: every R-subset tried (depth-first over
 /// increasing row indices). With `level` (one per row), the R rows must also take distinct slots
 /// 0..R−1, a row of level l one of slots 0..l−1: every slot order tried.
+/// Runs `check` on both packing solvers over the same rows: the dancing links and the bit masks.
+template <class F>
+void with_both_packing_solvers(std::size_t columns, std::size_t width, const std::vector<std::uint32_t>& flat, F&& check) {
+  detail::exact_cover_packing links(columns, width, std::span<const std::uint32_t>(flat));
+  detail::bitset_cover_packing masks(columns, width, std::span<const std::uint32_t>(flat));
+  check(links);
+  check(masks);
+}
+
 inline bool disjoint_rows_exist(const std::vector<std::vector<std::uint32_t>>& rows, std::size_t R, std::size_t columns,
                                 const std::vector<std::uint32_t>& level = {}) {
   if (R == 0) return true;

@@ -80,10 +80,7 @@ TEST_CASE("ring cover: the packing solver with row levels finds R rows exactly w
         for (std::size_t i = 0; i < R; ++i) CHECK(lv[i] >= i + 1);
       }
     };
-    detail::exact_cover_packing links(C, width, std::span<const std::uint32_t>(flat));
-    detail::bitset_cover_packing masks(C, width, std::span<const std::uint32_t>(flat));
-    check(links);
-    check(masks);
+    test::with_both_packing_solvers(C, width, flat, check);
     found += expected;
     none += !expected;
     blocked_by_levels += without_levels && !expected;

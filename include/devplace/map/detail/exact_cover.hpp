@@ -39,6 +39,25 @@ class hall_counter {
   std::vector<std::size_t> chosen_at_;  // chosen rows per level
 };
 
+/// The limits of one packing search: a node budget (0: none), a stop flag and a deadline, the
+/// last two checked every 1,024 nodes; `aborted` once one of them is reached.
+struct packing_limits {
+  std::uint64_t budget = 0, nodes = 0;
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool aborted = false;
+
+  /// Counts a node; false (and aborted) when a limit is reached.
+  bool step() {
+    if (++nodes == budget ||
+        ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
+      aborted = true;
+      return false;
+    }
+    return true;
+  }
+};
+
 /// Checks the levels of a packing search: one per row, each in [1, R].
 inline void check_packing_levels(std::span<const std::uint32_t> levels, std::size_t rows, std::size_t R) {
   if (levels.empty()) return;
@@ -91,7 +110,7 @@ class exact_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    budget_ = node_budget, stop_ = stop, deadline_ = deadline, aborted_ = false, nodes_ = 0;
+    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
     solution_.clear();
     levels_ = levels;
     check_packing_levels(levels, (up_.size() - C_ - 1) / (W_ == 0 ? 1 : W_), R);
@@ -99,10 +118,10 @@ class exact_cover_packing {
     if (static_cast<std::size_t>(W_) * R > C_) return outcome::none;
     const std::size_t spare = C_ - static_cast<std::size_t>(W_) * R;
     if (search(R, spare)) return outcome::found;
-    return aborted_ ? outcome::stopped : outcome::none;
+    return lim_.aborted ? outcome::stopped : outcome::none;
   }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
 
  private:
   [[nodiscard]] std::uint32_t row_base(std::uint32_t x) const noexcept { return C_ + 1 + (x - C_ - 1) / W_ * W_; }
@@ -143,11 +162,7 @@ class exact_cover_packing {
   /// `left` rows still to choose, `spare` columns that may stay uncovered.
   bool search(std::size_t left, std::size_t spare) {
     if (left == 0) return true;
-    if (++nodes_ == budget_ ||
-        ((nodes_ & 1023u) == 0 && ((stop_ && stop_->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline_))) {
-      aborted_ = true;
-      return false;
-    }
+    if (!lim_.step()) return false;
     // the free column with the fewest live rows; more empty columns than spare ones: dead
     std::uint32_t best = C_;
     std::size_t empty = 0;
@@ -167,9 +182,9 @@ class exact_cover_packing {
       uncover_row_others(r);
       solution_.pop_back();
       if (!levels_.empty()) hall_.release(levels_[row]);
-      if (aborted_) break;
+      if (lim_.aborted) break;
     }
-    if (!aborted_ && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
+    if (!lim_.aborted && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
     uncover(c);
     return false;
   }
@@ -179,10 +194,7 @@ class exact_cover_packing {
   hall_counter hall_;
   std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
   std::vector<std::size_t> solution_;
-  std::uint64_t budget_ = 0, nodes_ = 0;
-  const std::atomic<bool>* stop_ = nullptr;
-  std::chrono::steady_clock::time_point deadline_;
-  bool aborted_ = false;
+  packing_limits lim_;
 };
 
 /// The search of `exact_cover_packing` for at most 64 columns, on bit masks: a row is a 64-bit
@@ -223,7 +235,7 @@ class bitset_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    budget_ = node_budget, stop_ = stop, deadline_ = deadline, aborted_ = false, nodes_ = 0;
+    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
     solution_.clear();
     levels_ = levels;
     check_packing_levels(levels, masks_.size(), R);
@@ -234,21 +246,17 @@ class bitset_cover_packing {
     for (std::size_t i = 0; i < masks_.size(); ++i) live_.push_back(static_cast<std::uint32_t>(i));
     all_ = C_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << C_) - 1;
     if (search(R, C_ - W_ * R, 0, 0, live_.size())) return outcome::found;
-    return aborted_ ? outcome::stopped : outcome::none;
+    return lim_.aborted ? outcome::stopped : outcome::none;
   }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
 
  private:
   /// `left` rows still to choose, `spare` columns that may stay empty, `used` the columns taken
   /// (by rows or left empty), live_[b, e) the rows disjoint from them.
   bool search(std::size_t left, std::size_t spare, std::uint64_t used, std::size_t b, std::size_t e) {
     if (left == 0) return true;
-    if (++nodes_ == budget_ ||
-        ((nodes_ & 1023u) == 0 && ((stop_ && stop_->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline_))) {
-      aborted_ = true;
-      return false;
-    }
+    if (!lim_.step()) return false;
     std::uint32_t count[64] = {};
     for (std::size_t i = b; i < e; ++i)
       for (std::uint64_t m = masks_[live_[i]]; m != 0; m &= m - 1) ++count[std::countr_zero(m)];
@@ -272,9 +280,9 @@ class bitset_cover_packing {
       live_.resize(child);
       solution_.pop_back();
       if (!levels_.empty()) hall_.release(levels_[r]);
-      if (aborted_) break;
+      if (lim_.aborted) break;
     }
-    if (!aborted_ && spare > 0) {  // best stays empty
+    if (!lim_.aborted && spare > 0) {  // best stays empty
       const std::size_t child = filter(b, e, used | bit);
       if (search(left, spare - 1, used | bit, child, live_.size())) return true;
       live_.resize(child);
@@ -302,10 +310,7 @@ class bitset_cover_packing {
   std::span<const std::uint32_t> levels_;
   hall_counter hall_;
   std::vector<std::size_t> solution_;
-  std::uint64_t budget_ = 0, nodes_ = 0;
-  const std::atomic<bool>* stop_ = nullptr;
-  std::chrono::steady_clock::time_point deadline_;
-  bool aborted_ = false;
+  packing_limits lim_;
 };
 
 /// The node budgets of one cover turn (map/detail/copy_cover_turns.hpp): the listing's and the
