@@ -362,14 +362,15 @@ class copy_cover_search {
       for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
       out.time.push_back(time);
     }
-    if (!quotient_) keep_fastest_per_device_set(out), order_by_time(out);
+    if (!quotient_) keep_fastest_per_device_set(out);
     a.nodes = nodes;
     out.next_change = next_change;
     return true;
   }
 
-  /// Keeps one embedding per device set, the fastest (the earliest listed among equals): the
-  /// sorted device lists ordered with the times, O(N log N · S).
+  /// Keeps one embedding per device set, the fastest (the earliest listed among equals), and
+  /// orders them fastest first (the cover tries them in this order, so it meets the mappings whose
+  /// copies are fast first): the sorted device lists ordered with the times, O(N log N · S).
   void keep_fastest_per_device_set(copy_listing& l) const {
     const std::size_t n = l.time.size();
     std::vector<std::uint32_t> key(l.dev);
@@ -386,29 +387,13 @@ class copy_cover_search {
       if (key_less(y, x)) return false;
       return l.time[x] != l.time[y] ? l.time[x] < l.time[y] : x < y;
     });
+    std::vector<std::size_t> kept;
+    for (std::size_t k = 0; k < n; ++k)
+      if (k == 0 || key_less(idx[k - 1], idx[k])) kept.push_back(idx[k]);  // else the same device set as the one kept
+    std::stable_sort(kept.begin(), kept.end(), [&](std::size_t x, std::size_t y) { return l.time[x] < l.time[y]; });
     std::vector<std::uint32_t> dev;
     std::vector<double> time;
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t e = idx[k];
-      if (k > 0 && !key_less(idx[k - 1], e)) continue;  // the same device set as the one kept
-      dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
-      time.push_back(l.time[e]);
-    }
-    l.dev = std::move(dev);
-    l.time = std::move(time);
-  }
-
-  /// Orders the embeddings fastest first (stable): the cover tries them in this order, so it meets
-  /// the mappings whose copies are fast first.
-  void order_by_time(copy_listing& l) const {
-    const std::size_t n = l.time.size();
-    std::vector<std::size_t> idx(n);
-    for (std::size_t e = 0; e < n; ++e) idx[e] = e;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return l.time[x] < l.time[y]; });
-    std::vector<std::uint32_t> dev;
-    std::vector<double> time;
-    dev.reserve(l.dev.size()), time.reserve(n);
-    for (auto e : idx) {
+    for (const std::size_t e : kept) {
       dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
       time.push_back(l.time[e]);
     }

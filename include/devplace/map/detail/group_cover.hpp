@@ -10,7 +10,8 @@
 /// so a copy's times depend only on which of its stages share a node, and on that node's w_k:
 /// a copy is a partition of its S stages into *groups*, each on a node (all its devices are
 /// twins). A group G on node k fits at t iff T(G, k) = max_{s ∈ G} time of s ≤ t; T(G, k) reads
-/// nothing outside G and is summed as p2p_cost sums (the same value to the last bit). A mapping
+/// nothing outside G and is the model's own time (p2p_cost::time on a placement of G on node k
+/// and the other stages on another node). A mapping
 /// at t is therefore exactly R partitions of the stages into groups, each group on a node where
 /// it fits, node k holding at most n_k stages (exactly n_k, but for the D − S·R spare devices);
 /// two groups of one copy may share a node (its times then only fall: w_k ≤ w_x).
@@ -40,15 +41,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
+#include <span>
 #include <numeric>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
-#include "devplace/cost/transfer.hpp"
+#include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -112,8 +114,10 @@ class group_cover_search {
   /// than `max_entries` entries, or `deadline` passed while it was built.
   group_cover_search(const stage_graph& g, const link_costs& L, node_structure n, std::size_t max_entries = std::size_t{1} << 22,
                      clock::time_point deadline = clock::time_point::max())
-      : g_(&g), n_(std::move(n)), S_(g.stages()), R_(g.replicas()) {
-    if (!g.uniform_replicas() || S_ > 64 || g.vertices() > L.devices() || n_.nodes.empty()) return;
+      : g_(&g), L_(&L), n_(std::move(n)), S_(g.stages()), R_(g.replicas()) {
+    if (!g.uniform_replicas() || S_ > 64 || g.vertices() > L.devices() || n_.nodes.size() < 2) return;
+    for (std::size_t k = 0; k < n_.nodes.size(); ++k) outside_.push_back(n_.nodes[k == 0 ? 1 : 0].front());
+    std::vector<std::size_t> dev(g.vertices(), 0);
     spare_ = L.devices() - g.vertices();
     const std::size_t K = n_.nodes.size();
     std::size_t nmax = 0;
@@ -140,7 +144,7 @@ class group_cover_search {
         }
         for (std::size_t k = 0; k < K; ++k) {
           if (n_.nodes[k].size() < j) continue;
-          const double T = group_time(G, n_.w_in[k]);
+          const double T = group_time(G, k, dev);
           buckets_[k * (nmax_ + 1) + j].push_back({T, G});
         }
         if (G == full || j == S_) break;
@@ -345,6 +349,7 @@ class group_cover_search {
     std::vector<std::size_t> room(K), node_of_item(items.size(), 0);
     for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
     std::uint64_t tries = 0;
+    std::vector<std::size_t> dev(g_->vertices(), 0);
     auto place = [&](auto&& self, std::size_t i) -> bool {
       if (i == items.size()) return true;
       if (merge_large && ++tries > lim.placing_nodes && lim.placing_nodes) return false;
@@ -354,7 +359,7 @@ class group_cover_search {
         bool tried = false;  // an earlier node alike
         for (std::size_t q = 0; q < k && !tried; ++q)
           tried = room[q] == room[k] && n_.nodes[q].size() == n_.nodes[k].size() && n_.w_in[q] == n_.w_in[k];
-        if (tried || group_time(items[i].group, n_.w_in[k]) > t) continue;
+        if (tried || group_time(items[i].group, k, dev) > t) continue;
         room[k] -= z, node_of_item[i] = k;
         if (self(self, i + 1)) return true;
         room[k] += z;
@@ -401,22 +406,24 @@ class group_cover_search {
     return c;
   }
 
-  /// T(G, w): the largest time of a stage of G with the members of G at w and the others at w_x,
-  /// summed as p2p_cost sums it (the same value to the last bit).
-  [[nodiscard]] double group_time(std::uint64_t G, double w) const {
+  /// T(G, k): the largest time of a stage of G with G on node k (links w_k among its members,
+  /// w_x to the others), evaluated by the model on a placement of copy 0 in `dev` (scratch, one
+  /// entry per vertex).
+  [[nodiscard]] double group_time(std::uint64_t G, std::size_t k, std::vector<std::size_t>& dev) const {
+    // copy 0 with G on distinct devices of node k and the other stages on a device of another
+    // node: the times of G's stages are the model's own (p2p_cost::time)
+    std::size_t next = 0;
+    for (std::size_t s = 0; s < S_; ++s) dev[g_->vertex(s, 0)] = (G >> s) & 1 ? n_.nodes[k][next++] : outside_[k];
     double T = 0;
-    for (std::uint64_t x = G; x; x &= x - 1) {
-      const auto s = static_cast<std::size_t>(std::countr_zero(x));
-      double c = 0;
-      for (auto u : g_->neighbours(s))
-        c += transfer_time_ms_w(g_->message_bytes(s, u), (G >> u) & 1 ? w : n_.w_out, 0.0);
-      T = std::max(T, g_->replica_compute_ms(s) + c);
-    }
+    for (std::uint64_t x = G; x; x &= x - 1)
+      T = std::max(T, p2p_cost{}.time(*g_, *L_, std::span<const std::size_t>(dev), g_->vertex(static_cast<std::size_t>(std::countr_zero(x)), 0)));
     return T;
   }
 
   const stage_graph* g_;
+  const link_costs* L_;
   node_structure n_;
+  std::vector<std::size_t> outside_;  // per node, a device of another node
   std::size_t S_, R_, spare_ = 0, nmax_ = 0;
   std::uint64_t full_ = 0;
   bool applies_ = false;
