@@ -350,6 +350,127 @@ TEST_CASE("copy cover: the class cover solver finds R count vectors within the c
   MESSAGE("class covers found " << found << " (with spare devices " << with_spare << "), none " << none);
 }
 
+TEST_CASE("copy cover: the class cover solver, with bit sets and with lists, exact on larger instances and past rejected solutions") {
+  // instances with more vectors (bit sets that turn into lists below the root), most without
+  // spare devices (the hash lookups of the last one and two copies); a test rejecting the
+  // solutions that hold vector 0 twice or a vector of odd index next to one of index ≡ 1 mod 3:
+  // the answer must be that of the enumeration over the accepted multisets
+  std::mt19937_64 rng(66);
+  std::size_t found = 0, none = 0, exact = 0, rejected = 0;
+  for (int it = 0; it < 1500; ++it) {
+    const std::size_t K = 2 + rng() % 6, S = 2 + rng() % 4;
+    std::vector<std::uint32_t> sizes(K);
+    std::size_t total = 0;
+    for (auto& n : sizes) total += n = static_cast<std::uint32_t>(1 + rng() % 6);
+    if (total < 2 * S) continue;
+    const std::size_t R = 2 + rng() % std::min<std::size_t>(4, total / S - 1);
+    if (it % 3 != 0) {  // no spare devices: the class sizes sum to S·R
+      while (total > S * R) {
+        const std::size_t k = rng() % K;
+        if (sizes[k] > 0) --sizes[k], --total;
+      }
+    }
+    std::vector<std::vector<std::uint32_t>> vectors;
+    const std::size_t n = 4 + rng() % (it % 4 == 0 ? 200 : 24);
+    for (std::size_t tries = 0; vectors.size() < n && tries < 3 * n; ++tries) {
+      std::vector<std::uint32_t> c(K, 0);
+      bool ok = true;
+      for (std::size_t s = 0; s < S && ok; ++s) {
+        const std::size_t k = rng() % K;
+        ok = ++c[k] <= sizes[k];
+      }
+      if (ok && std::find(vectors.begin(), vectors.end(), c) == vectors.end()) vectors.push_back(c);
+    }
+    if (vectors.empty()) continue;
+    std::vector<detail::class_cover_packing::entry> entries;
+    std::vector<std::size_t> starts{0};
+    for (const auto& c : vectors) {
+      for (std::size_t k = 0; k < K; ++k)
+        if (c[k] > 0) entries.push_back({static_cast<std::uint32_t>(k), c[k]});
+      starts.push_back(entries.size());
+    }
+    const bool test = it % 2 == 1;
+    auto acceptable = [](std::span<const std::size_t> sol) {
+      std::size_t zeros = 0;
+      bool odd = false, third = false;
+      for (auto e : sol) zeros += e == 0, odd = odd || e % 2 == 1, third = third || e % 3 == 1;
+      return zeros < 2 && !(odd && third && sol.size() > 1);
+    };
+    // the enumeration over multisets by nondecreasing index, the test applied to each
+    bool expected = false;
+    {
+      std::vector<std::uint32_t> rem(sizes);
+      std::vector<std::size_t> pick;
+      auto rec = [&](auto&& self, std::size_t from, std::size_t left) -> bool {
+        if (left == 0) return !test || acceptable(pick);
+        for (std::size_t e = from; e < vectors.size(); ++e) {
+          bool fits = true;
+          for (std::size_t k = 0; k < K; ++k) fits = fits && vectors[e][k] <= rem[k];
+          if (!fits) continue;
+          for (std::size_t k = 0; k < K; ++k) rem[k] -= vectors[e][k];
+          pick.push_back(e);
+          const bool ok = self(self, e, left - 1);
+          pick.pop_back();
+          for (std::size_t k = 0; k < K; ++k) rem[k] += vectors[e][k];
+          if (ok) return true;
+        }
+        return false;
+      };
+      expected = rec(rec, 0, R);
+    }
+    CAPTURE(it);
+    for (const bool bit_sets : {true, false}) {
+      CAPTURE(bit_sets);
+      detail::class_cover_packing x{std::span<const std::uint32_t>(sizes), std::span<const detail::class_cover_packing::entry>(entries),
+                                    std::span<const std::size_t>(starts), bit_sets};
+      if (test) x.set_accept(acceptable, std::size_t{1} << 30);
+      const auto o = x.solve(R, 0);
+      REQUIRE(o != detail::class_cover_packing::outcome::stopped);
+      CHECK((o == detail::class_cover_packing::outcome::found) == expected);
+      if (o == detail::class_cover_packing::outcome::found) {
+        REQUIRE(x.solution().size() == R);
+        if (test) CHECK(acceptable(x.solution()));
+        std::vector<std::uint32_t> sum(K, 0);
+        for (auto e : x.solution()) {
+          REQUIRE(e < vectors.size());
+          for (std::size_t k = 0; k < K; ++k) sum[k] += vectors[e][k];
+        }
+        for (std::size_t k = 0; k < K; ++k) CHECK(sum[k] <= sizes[k]);
+      }
+      if (bit_sets) {
+        found += o == detail::class_cover_packing::outcome::found;
+        none += o == detail::class_cover_packing::outcome::none;
+        exact += S * R == total;
+        rejected += x.rejections() > 0;
+      }
+    }
+  }
+  CHECK(found > 200);
+  CHECK(none > 200);
+  CHECK(exact > 400);
+  CHECK(rejected > 100);
+  MESSAGE("class covers found " << found << ", none " << none << " (without spare devices " << exact << ", with rejections " << rejected << ")");
+}
+
+TEST_CASE("copy cover: the class cover solver stops after its most rejections") {
+  // two classes of 2, vectors (1, 1), (2, 0), (0, 2): two copies fit two ways; a test rejecting
+  // every solution stops the search after the most rejections allowed
+  const std::vector<std::uint32_t> sizes{2, 2};
+  const std::vector<detail::class_cover_packing::entry> entries{{0, 1}, {1, 1}, {0, 2}, {1, 2}};
+  const std::vector<std::size_t> starts{0, 2, 3, 4};
+  detail::class_cover_packing x{std::span<const std::uint32_t>(sizes), std::span<const detail::class_cover_packing::entry>(entries),
+                                std::span<const std::size_t>(starts)};
+  std::size_t calls = 0;
+  x.set_accept([&](std::span<const std::size_t>) { return ++calls > 100; }, 2);
+  CHECK(x.solve(2, 0) == detail::class_cover_packing::outcome::stopped);
+  CHECK(x.rejections() == 2);
+  x.set_accept([&](std::span<const std::size_t> sol) { return std::find(sol.begin(), sol.end(), std::size_t{0}) == sol.end(); }, 10);
+  REQUIRE(x.solve(2, 0) == detail::class_cover_packing::outcome::found);
+  std::vector<std::size_t> sol(x.solution());
+  std::sort(sol.begin(), sol.end());
+  CHECK(sol == std::vector<std::size_t>{1, 2});
+}
+
 TEST_CASE("copy cover: a node budget stops the class cover solver without an answer") {
   // three classes of 3 devices, count vectors (2, 0, 0), (0, 2, 0), (0, 0, 2): 4 copies of 2 fit
   // in 9 devices but not in the classes (each class holds one copy); proving it takes more than

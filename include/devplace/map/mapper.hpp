@@ -268,7 +268,10 @@ class bracket_search {
       const bool taken = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& j) {
         return !j->cancelled && !j->done && j->target >= lo && j->target <= probe;
       });
-      if (!taken && probe < t_r_ && t_r_ - lo <= 16 * (probe - lo)) {
+      // within 16 probe widths; within 64 while the last refutation raised t_l by at least a
+      // quarter of what is left (the lower end moves by large steps: the probe may close the gap)
+      const double widths = last_raise_ >= (t_r_ - lo) / 4 ? 64 : 16;
+      if (!taken && probe < t_r_ && t_r_ - lo <= widths * (probe - lo)) {
         if (is_probe) *is_probe = true;
         return probe;
       }
@@ -320,7 +323,8 @@ class bracket_search {
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {
-      t_l_ = std::max(t_l_, std::min(j.out.next_lower_bound_ms, t_r_));
+      const double raised = std::min(j.out.next_lower_bound_ms, t_r_);
+      if (raised > t_l_) last_raise_ = raised - t_l_, t_l_ = raised;
     } else if (!final && !j.cancelled && !j.stop.load() && clock::now() < deadline_) {
       ++res_.searches_timed_out;  // per-target timeout: move on above it, unproved
       heuristic_lower_ = std::max(heuristic_lower_, j.target);
@@ -396,6 +400,7 @@ class bracket_search {
   unsigned threads_;
   mapping_result res_;
   double t_l_ = 0, t_r_ = std::numeric_limits<double>::infinity();
+  double last_raise_ = 0;  // how far the last complete failure raised t_l
   double heuristic_lower_ = 0;  // raised by per-target timeouts, not proved
   std::vector<std::size_t> best_;
   std::vector<std::size_t> polished_;  // a mapping from which the local search found nothing lower

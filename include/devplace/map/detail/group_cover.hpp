@@ -45,9 +45,7 @@
 #include <optional>
 #include <span>
 #include <numeric>
-#include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -103,6 +101,7 @@ struct group_cover_answer {
   double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
   std::uint64_t nodes = 0;
   bool relaxed_found = false;  ///< unknown because merged nodes did not pack the groups given to them
+  std::size_t rejected = 0;    ///< packings on merged classes that did not realise (searched past)
 };
 
 class group_cover_search {
@@ -178,6 +177,7 @@ class group_cover_search {
     std::uint64_t listing_steps = 4'000'000;
     std::uint64_t packing_nodes = 1'000'000;
     std::uint64_t placing_nodes = 20'000;  ///< nodes of each bin packing of the groups into the nodes
+    std::size_t placing_tries = 64;       ///< packings of merged classes that do not realise, at most
   };
 
   /// Decides whether a mapping has every time ≤ t (file comment), on a relaxation that is exact
@@ -196,12 +196,15 @@ class group_cover_search {
     // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
     // and 2 devices always pack into such nodes when their sum fits), where found is found
     const auto nodes = a.nodes;
+    const auto rejected = a.rejected;
     a = pass(t, lim, false, stop, deadline);
-    a.nodes += nodes;
+    a.nodes += nodes, a.rejected += rejected;
     return a;
   }
 
  private:
+  /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
+  /// `merge_large`, else those of ≤ 2 devices.
   [[nodiscard]] group_cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
                                         clock::time_point deadline) const {
     group_cover_answer a;
@@ -230,6 +233,11 @@ class group_cover_search {
       }
     }
     const std::size_t C = members.size();
+    // merged nodes of more than 2 devices may not pack what their class is given; without them
+    // the decision is exact
+    bool relaxed = false;
+    for (const auto& m : members) relaxed = relaxed || (m.size() > 1 && n_.nodes[m[0]].size() > 2);
+    merge_large = relaxed;
     std::unordered_map<std::uint64_t, std::uint32_t> set_of;  // group -> id of its set of classes
     std::vector<std::vector<std::uint32_t>> sets;
     {
@@ -285,35 +293,39 @@ class group_cover_search {
     for (std::size_t c = 0; c < C; ++c) cap[c] = static_cast<std::uint32_t>(members[c].size() * n_.nodes[members[c][0]].size());
     std::vector<class_cover_packing::entry> entries;
     std::vector<std::size_t> starts{0};
-    std::vector<std::pair<const std::vector<std::uint64_t>*, std::vector<std::uint32_t>>> witness;  // groups, classes
-    std::unordered_set<std::string> seen;
+    // per vector, its partition's groups and where their classes start in `witness_classes`
+    std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness;
+    std::vector<std::uint32_t> witness_classes;
+    std::vector<std::uint64_t> weight(C);
+    for (std::size_t c = 0; c < C; ++c) weight[c] = mix(c + 0x51ED);
+    vector_set seen(entries, starts);
     for (const auto& part : partitions) {
       const auto& sg = part.first;  // plain references: the lambda below reads them
       const auto& groups = part.second;
       std::vector<std::uint32_t> cls(sg.size()), load(C, 0), count(C, 0);
+      std::uint64_t h = 0;  // Σ_c load[c] · weight[c]
       auto assign = [&](auto&& self, std::size_t i) -> void {
         if (!step()) return;
         if (i == sg.size()) {
-          std::vector<std::pair<std::uint32_t, std::uint32_t>> v;  // (class, devices)
-          for (std::size_t c = 0; c < C; ++c)
-            if (load[c]) v.push_back({static_cast<std::uint32_t>(c), load[c]});
-          std::string key(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
-          if (!seen.insert(std::move(key)).second) return;
-          if (seen.size() > lim.vectors) {
+          if (seen.contains(h, load)) return;
+          if (seen.size() >= lim.vectors) {
             capped = true;
             return;
           }
-          for (const auto& [c, n] : v) entries.push_back({c, n});
+          for (std::size_t c = 0; c < C; ++c)
+            if (load[c]) entries.push_back({static_cast<std::uint32_t>(c), load[c]});
           starts.push_back(entries.size());
-          witness.push_back({&groups, cls});
+          seen.insert(h);
+          witness.push_back({&groups, witness_classes.size()});
+          witness_classes.insert(witness_classes.end(), cls.begin(), cls.end());
           return;
         }
         const bool same = i > 0 && sg[i] == sg[i - 1];
         for (const auto c : sets[sg[i].second]) {
           if ((same && c < cls[i - 1]) || count[c] == members[c].size() || load[c] + sg[i].first > cap[c]) continue;
-          ++count[c], load[c] += sg[i].first, cls[i] = c;
+          ++count[c], load[c] += sg[i].first, cls[i] = c, h += weight[c] * sg[i].first;
           self(self, i + 1);
-          --count[c], load[c] -= sg[i].first;
+          --count[c], load[c] -= sg[i].first, h -= weight[c] * sg[i].first;
           if (capped) return;
         }
       };
@@ -322,56 +334,69 @@ class group_cover_search {
     }
     a.nodes = steps;
     if (capped) return a;
-    class_cover_packing pack(cap, entries, starts);
-    const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
-    a.nodes += pack.nodes();
-    if (o == class_cover_packing::outcome::stopped) return a;
-    if (o == class_cover_packing::outcome::none) {
-      a.answer = group_cover_answer::kind::none;
-      a.next_change = next_change(t);
-      return a;
-    }
-    // The chosen copies' groups packed into the nodes (a depth-first bin packing, largest group
-    // first; nodes alike in size, cost and room tried once): merged classes may not pack what
-    // they were given, so any node where a group fits is tried; without merged classes of more
-    // than 2 devices each group stays in its class, where the packing cannot fail.
+    // A packing is realised when each class's groups bin-pack into its nodes (depth-first,
+    // largest group first, nodes of equal room tried once; within a class every node takes the
+    // same groups). Without merged classes of more than 2 devices that cannot fail; with them, a
+    // packing that does not realise is searched past (`placing_tries` rejections at most).
     struct item {
       std::uint64_t group;
       std::size_t copy;
       std::uint32_t cls;
     };
     std::vector<item> items;
-    for (std::size_t r = 0; r < R_; ++r) {
-      const auto& [groups, cls] = witness[pack.solution()[r]];
-      for (std::size_t x = 0; x < groups->size(); ++x) items.push_back({(*groups)[x], r, cls[x]});
-    }
-    std::stable_sort(items.begin(), items.end(), [](const item& x, const item& y) { return std::popcount(x.group) > std::popcount(y.group); });
-    std::vector<std::size_t> room(K), node_of_item(items.size(), 0);
-    for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
+    std::vector<std::size_t> room(K), node_of_item;
     std::uint64_t tries = 0;
-    std::vector<std::size_t> dev(g_->vertices(), 0);
-    auto place = [&](auto&& self, std::size_t i) -> bool {
-      if (i == items.size()) return true;
-      if (merge_large && ++tries > lim.placing_nodes && lim.placing_nodes) return false;
-      const auto z = static_cast<std::size_t>(std::popcount(items[i].group));
-      for (std::size_t k = 0; k < K; ++k) {
-        if (room[k] < z || (!merge_large && class_of[k] != items[i].cls)) continue;
-        bool tried = false;  // an earlier node alike
-        for (std::size_t q = 0; q < k && !tried; ++q)
-          tried = room[q] == room[k] && n_.nodes[q].size() == n_.nodes[k].size() && n_.w_in[q] == n_.w_in[k];
-        if (tried || group_time(items[i].group, k, dev) > t) continue;
-        room[k] -= z, node_of_item[i] = k;
-        if (self(self, i + 1)) return true;
-        room[k] += z;
+    auto realise = [&](std::span<const std::size_t> solution) {
+      items.clear();
+      for (std::size_t r = 0; r < solution.size(); ++r) {
+        const auto& [groups, first] = witness[solution[r]];
+        for (std::size_t x = 0; x < groups->size(); ++x) items.push_back({(*groups)[x], r, witness_classes[first + x]});
       }
-      return false;
+      std::stable_sort(items.begin(), items.end(), [](const item& x, const item& y) {
+        return x.cls < y.cls || (x.cls == y.cls && std::popcount(x.group) > std::popcount(y.group));
+      });
+      for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
+      node_of_item.assign(items.size(), 0);
+      std::uint64_t budget = lim.placing_nodes;
+      auto place = [&](auto&& self, std::size_t i) -> bool {
+        if (i == items.size()) return true;
+        ++tries;
+        if (lim.placing_nodes && budget-- == 0) return false;
+        const auto z = static_cast<std::size_t>(std::popcount(items[i].group));
+        const auto& nodes = members[items[i].cls];
+        for (std::size_t q = 0; q < nodes.size(); ++q) {
+          const std::size_t k = nodes[q];
+          if (room[k] < z) continue;
+          bool tried = false;  // an earlier node of the class with the same room
+          for (std::size_t p = 0; p < q && !tried; ++p) tried = room[nodes[p]] == room[k];
+          if (tried) continue;
+          room[k] -= z, node_of_item[i] = k;
+          if (self(self, i + 1)) return true;
+          room[k] += z;
+        }
+        return false;
+      };
+      return place(place, 0);
     };
-    const bool placed = place(place, 0);
-    a.nodes += tries;
-    if (!placed) {
-      a.relaxed_found = merge_large;
+    class_cover_packing pack(cap, entries, starts);
+    if (merge_large) pack.set_accept(realise, lim.placing_tries);
+    const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
+    a.nodes += pack.nodes() + tries;
+    a.rejected = pack.rejections();
+    if (o == class_cover_packing::outcome::stopped) {
+      a.relaxed_found = merge_large && pack.rejections() >= lim.placing_tries;
       return a;  // unknown
     }
+    if (o == class_cover_packing::outcome::none) {
+      if (pack.rejections() > 0) {
+        a.relaxed_found = true;
+        return a;  // unknown: some packings did not realise
+      }
+      a.answer = group_cover_answer::kind::none;
+      a.next_change = next_change(t);
+      return a;
+    }
+    if (!merge_large && !realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
     a.dev.assign(g_->vertices(), 0);
     std::vector<std::size_t> next_free(K, 0);
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -387,6 +412,52 @@ class group_cover_search {
   struct entry {
     double time;
     std::uint64_t mask;
+  };
+
+  /// The count vectors listed so far (those in `entries`/`starts`), by a hash of their dense
+  /// form: open addressing, each hit checked against the vector's entries.
+  class vector_set {
+   public:
+    vector_set(const std::vector<class_cover_packing::entry>& entries, const std::vector<std::size_t>& starts)
+        : entries_(&entries), starts_(&starts), slots_(1024, 0), hash_() {}
+    [[nodiscard]] std::size_t size() const noexcept { return hash_.size(); }
+    /// Whether the vector `load` (dense, hash h) is listed.
+    [[nodiscard]] bool contains(std::uint64_t h, const std::vector<std::uint32_t>& load) const {
+      const std::size_t mask = slots_.size() - 1;
+      for (std::size_t i = static_cast<std::size_t>(h) & mask; slots_[i] != 0; i = (i + 1) & mask) {
+        const std::size_t e = slots_[i] - 1;
+        if (hash_[e] != h) continue;
+        std::size_t named = 0;
+        bool same = true;
+        for (std::size_t j = (*starts_)[e]; j < (*starts_)[e + 1] && same; ++j, ++named)
+          same = load[(*entries_)[j].cls] == (*entries_)[j].count;
+        if (same && named == static_cast<std::size_t>(std::count_if(load.begin(), load.end(), [](std::uint32_t x) { return x != 0; })))
+          return true;
+      }
+      return false;
+    }
+    /// Adds the last vector of `entries`/`starts`, of hash h.
+    void insert(std::uint64_t h) {
+      hash_.push_back(h);
+      if (2 * hash_.size() > slots_.size()) {
+        slots_.assign(2 * slots_.size(), 0);
+        for (std::size_t e = 0; e < hash_.size(); ++e) place(e);
+      } else {
+        place(hash_.size() - 1);
+      }
+    }
+
+   private:
+    void place(std::size_t e) {
+      const std::size_t mask = slots_.size() - 1;
+      std::size_t i = static_cast<std::size_t>(hash_[e]) & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = static_cast<std::uint32_t>(e + 1);
+    }
+    const std::vector<class_cover_packing::entry>* entries_;
+    const std::vector<std::size_t>* starts_;
+    std::vector<std::uint32_t> slots_;  // vector + 1, 0: empty
+    std::vector<std::uint64_t> hash_;   // per vector
   };
 
   static std::uint64_t mix(std::uint64_t z) {
