@@ -357,11 +357,16 @@ class group_cover_search {
       });
       for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
       node_of_item.assign(items.size(), 0);
+      // each class on its own (its items are consecutive): a class that does not pack rejects
       std::uint64_t budget = lim.placing_nodes;
+      std::size_t end = 0;  // the end of the current class's items
       auto place = [&](auto&& self, std::size_t i) -> bool {
-        if (i == items.size()) return true;
+        if (i == end) return true;
         ++tries;
-        if (lim.placing_nodes && budget-- == 0) return false;
+        if (lim.placing_nodes) {
+          if (budget == 0) return false;
+          --budget;
+        }
         const auto z = static_cast<std::size_t>(std::popcount(items[i].group));
         const auto& nodes = members[items[i].cls];
         for (std::size_t q = 0; q < nodes.size(); ++q) {
@@ -376,7 +381,12 @@ class group_cover_search {
         }
         return false;
       };
-      return place(place, 0);
+      for (std::size_t begin = 0; begin < items.size(); begin = end) {
+        end = begin;
+        while (end < items.size() && items[end].cls == items[begin].cls) ++end;
+        if (!place(place, begin)) return false;
+      }
+      return true;
     };
     class_cover_packing pack(cap, entries, starts);
     if (merge_large) pack.set_accept(realise, lim.placing_tries);
