@@ -19,7 +19,8 @@ struct mapper_options {
   double epsilon = 1e-9;                      ///< relative width at which the bracket is closed
   double epsilon_abs = 0;                     ///< absolute width (ms)
   /// With two or more threads, once the bracket [t_l, t_r] is narrower than 16 probe widths
-  /// (t_r ≤ t_l(1 + 16·probe_gap)), one worker searches the target t_l(1 + probe_gap) while no other target lies in that range:
+  /// (t_r ≤ t_l(1 + 16·probe_gap)), or 64 while the last refutation raised t_l by a quarter of the
+  /// bracket or more, one worker searches the target t_l(1 + probe_gap) while no other target lies in that range:
   /// a mapping found there certifies a relative gap ≤ probe_gap even when the targets in the
   /// middle of the bracket are too hard. 0: plain bisection (Algorithm 1)
   double probe_gap = 1e-3;
