@@ -63,6 +63,12 @@ struct mapper_options {
   /// node, R of them packed into the nodes; within `max_copy_embeddings` count vectors and
   /// `copy_cover_nodes` nodes of the packing, otherwise the searches below answer
   bool group_cover = true;
+  /// allreduce (where the ring cover applies) on a topology of link classes — sets of devices
+  /// whose links to every device outside cost the same, such as the nodes of random_blk_2 — with
+  /// symmetric links and at most 256 devices (classes of at most 16): refute each target first, where it can, by the
+  /// ring cover on the classes with the links inside each class relaxed to its cheapest
+  /// (map/detail/quotient_ring.hpp), within the copy cover's limits below
+  bool quotient_ring = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
   std::uint64_t copy_cover_nodes = 1'000'000;  // (both covers)
@@ -96,7 +102,7 @@ struct target_search_result {
   double next_lower_bound_ms = std::numeric_limits<double>::infinity();
   std::uint64_t nodes = 0;       ///< placements tried
   bool by_copy_cover = false;    ///< answered by the copy-cover search (`mapper_options::copy_cover`)
-  bool by_ring_cover = false;    ///< answered by the ring-cover search (`mapper_options::ring_cover`)
+  bool by_ring_cover = false;    ///< answered by the ring-cover search (`mapper_options::ring_cover`, or its `quotient_ring`)
   bool by_group_cover = false;   ///< answered by the node-group cover (`mapper_options::group_cover`)
 };
 

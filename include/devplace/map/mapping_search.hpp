@@ -37,6 +37,7 @@
 #include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/group_cover.hpp"
+#include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/detail/ring_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
@@ -115,6 +116,9 @@ class mapping_search {
                       (ring_cover_.has_value() && ring_cover_->open_for_target(opt_.restarts));
     std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
     for (unsigned round = 0;; ++round) {
+      // Allreduce on a topology of link classes (map/detail/quotient_ring.hpp): once the first two
+      // short runs failed, the relaxed ring cover on the classes refutes the target if it can.
+      if (quotient_ && round == (opt_.restarts ? 2u : 0u) && refute_by_quotient(target, stop, deadline, total)) return total;
       if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
         cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
         using turn = detail::cover_turn;
@@ -201,6 +205,13 @@ class mapping_search {
       cover_.emplace(g, L, table_, deps_, twins_);
     } else if (opt_.ring_cover && detail::ring_cover_applies(model_, g, L)) {
       ring_cover_.emplace(g, L, table_, deps_, twins_);
+      if (opt_.quotient_ring && L.symmetric() && L.devices() <= 256) {
+        const auto classes = detail::find_link_classes(L, 16, setup_deadline_);
+        if (classes.size() < L.devices()) {
+          quotient_.emplace(g, L, classes);
+          if (!quotient_->applies()) quotient_.reset();
+        }
+      }
     }
     if (expired()) return false;
     return make_symmetry();
@@ -284,6 +295,39 @@ class mapping_search {
     } else {
       total.next_lower_bound_ms = a.next_change;
     }
+    return true;
+  }
+
+  /// The quotient ring cover at `target` (map/detail/quotient_ring.hpp); true when it answered:
+  /// refuted, or held with rings that realise (the answer in `total`). Targets at or above one
+  /// where the relaxation held without a mapping, or its listing reached a limit, are left to
+  /// the other searches.
+  bool refute_by_quotient(double target, const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
+    if (target >= quotient_held_at_.load(std::memory_order_relaxed)) return false;
+    // small limits: it answers quickly or not at all, and the searches below get the time
+    const detail::quotient_ring_search::limits lim{.vectors = opt_.max_copy_embeddings,
+                                                   .listing_steps = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18),
+                                                   .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16)};
+    const auto a = quotient_->solve(target, lim, stop, deadline);
+    total.nodes += a.nodes;
+    using kind = detail::quotient_ring_answer::kind;
+    if (a.answer == kind::relaxed_found) {  // a mapping when the relaxed rings realise
+      if (auto dev = quotient_->realise(a, target); !dev.empty()) {
+        total.completed = total.found = total.by_ring_cover = true;
+        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+        total.dev = std::move(dev);
+        return true;
+      }
+    }
+    if (a.answer == kind::relaxed_found || a.listing_capped) {  // so at every larger target
+      double held = quotient_held_at_.load(std::memory_order_relaxed);
+      while (target < held && !quotient_held_at_.compare_exchange_weak(held, target, std::memory_order_relaxed)) {
+      }
+    }
+    if (a.answer != kind::none) return false;
+    total.completed = true;
+    total.by_ring_cover = true;
+    total.next_lower_bound_ms = a.next_change;
     return true;
   }
 
@@ -587,6 +631,9 @@ class mapping_search {
   std::optional<detail::copy_cover_turns<C>> cover_;  // when the copy-cover search applies
   std::optional<detail::group_cover_search> group_cover_;  // p2p on a topology of nodes
   std::optional<detail::copy_cover_turns<C, detail::ring_cover_search<C>>> ring_cover_;  // when the ring cover applies
+  std::optional<detail::quotient_ring_search> quotient_;  // the ring cover's relaxation on link classes
+  // the smallest target where the relaxation held or its listing reached a limit
+  mutable std::atomic<double> quotient_held_at_{std::numeric_limits<double>::infinity()};
 };
 
 }  // namespace devplace

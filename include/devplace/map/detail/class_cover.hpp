@@ -39,6 +39,9 @@ namespace devplace::detail {
 class class_cover_packing {
  public:
   enum class outcome { found, none, stopped };
+  /// The class each node covers: the one with the fewest fitting vectors that use it, or the
+  /// fewest per unit of its capacity left (ties: the first).
+  enum class branching { fewest_users, fewest_per_capacity };
   /// One class of a count vector: `count` ≥ 1 devices of class `cls`.
   struct entry {
     std::uint32_t cls, count;
@@ -151,6 +154,7 @@ class class_cover_packing {
     accept_ = std::move(accept), max_rejections_ = max_rejections;
   }
   [[nodiscard]] std::size_t rejections() const noexcept { return rejections_; }
+  void set_branching(branching b) noexcept { branching_ = b; }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
   [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
 
@@ -332,7 +336,9 @@ class class_cover_packing {
     for (std::size_t k = 0; k < K; ++k) {
       if (rem[k] > 0) {
         if (users_[k] == 0) forced += rem[k];
-        else if (best == K || users_[k] < users_[best]) best = k;
+        else if (best == K || (branching_ == branching::fewest_users ? users_[k] < users_[best]
+                                                                      : users_[k] * rem[best] < users_[best] * rem[k]))
+          best = k;
       }
     }
     std::fill(users_.begin(), users_.end(), std::size_t{0});
@@ -402,6 +408,7 @@ class class_cover_packing {
   bool aborted_ = false;
   std::function<bool(std::span<const std::size_t>)> accept_;
   std::size_t max_rejections_ = 0, rejections_ = 0;
+  branching branching_ = branching::fewest_users;
 };
 
 }  // namespace devplace::detail

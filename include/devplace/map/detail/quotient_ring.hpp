@@ -1,0 +1,449 @@
+#pragma once
+/// \file map/detail/quotient_ring.hpp
+/// The quotient ring cover of the allreduce model (issue 16): a relaxation of the ring cover
+/// (map/detail/ring_cover.hpp) on *link classes*, which refutes targets whose ring cover cannot
+/// list its device sets (random_blk_2: 229 k sets of 8 devices at every stage's adjacent-node
+/// threshold).
+///
+/// A link class is a set of devices whose links to every device outside it cost the same (a
+/// module of the symmetric link costs: the devices of one node of random_blk_2, whose links to
+/// other nodes depend only on the node distance). Between two classes X ≠ Y every link then
+/// costs one w(X, Y). Replacing every link inside class X by the cheapest one, w(X, X), only
+/// lowers costs, so every stage time can only fall: a target that the relaxed topology cannot
+/// meet, the real one cannot either. In the relaxed topology the devices of a class are twins,
+/// so a ring is a *count vector* c over the classes (Σ c_X = R) and its cost W(c) is the least,
+/// over the cyclic orders of the multiset, of the largest w between neighbours (a dynamic
+/// programme over the counts used and the last class). At a target t, stage s takes c iff
+/// c_u(s) + x_s · W(c) ≤ t (x_s = 2(R−1)/R · P(s), as in the ring cover). A mapping at t is then
+/// S count vectors, one per stage, within the class sizes: `class_cover_packing` over the classes
+/// plus one slot class of size 1 per stage (a vector taken by stage s names slot s).
+/// Per target:
+///   1. the count vectors with W ≤ max_s θ_s: their supports are connected sets of classes in the
+///      graph of links ≤ max θ (enumerated once each, Wernicke's ESU), their counts every
+///      composition of R within the class sizes;
+///   2. the rows (vector, stage) whose time is ≤ t, and the packing (branching on the class with
+///      the fewest fitting rows per unit of capacity left).
+/// None proves that no mapping has objective below the next change: the smallest stage time
+/// above t of a listed vector, or of the cheapest cost value above max θ (every vector not
+/// listed costs at least that). A packing found is no mapping (the relaxation may not hold):
+/// `realise` tries to give each stage real devices of its classes whose best ring meets t, else
+/// the searches of the target go on. Cost: O(D³) once for the classes (each pair grown to the
+/// smallest class holding it); per target the listing (connected supports × compositions × the
+/// programme, bounded) and the packing (bounded).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/link_costs.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// The link classes of `L` (file comment): every device in exactly one class, classes of two or
+/// more devices grown from pairs (the smallest class holding the pair, at most `max_size`
+/// devices), the others alone; ascending devices, classes by their first device. Symmetric
+/// per-byte costs are read (`ms_per_byte`). O(D³); at `deadline` the classes found so far and
+/// singletons for the rest.
+[[nodiscard]] inline std::vector<std::vector<std::size_t>> find_link_classes(
+    const link_costs& L, std::size_t max_size = 16, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  const std::size_t D = L.devices();
+  std::vector<char> assigned(D, 0), in(D, 0);
+  std::vector<std::vector<std::size_t>> classes;
+  std::vector<std::size_t> cls, best;
+  for (std::size_t a = 0; a < D; ++a) {
+    if (assigned[a]) continue;
+    best = {a};
+    if (std::chrono::steady_clock::now() < deadline) {
+      for (std::size_t b = a + 1; b < D; ++b) {
+        if (assigned[b]) continue;
+        // grow {a, b} until every member's links outside it equal a's
+        cls = {a, b};
+        in[a] = in[b] = 1;
+        bool ok = true;
+        for (std::size_t i = 1; i < cls.size() && ok; ++i) {
+          const std::size_t x = cls[i];
+          for (std::size_t c = 0; c < D && ok; ++c) {
+            if (in[c] || L.ms_per_byte(x, c) == L.ms_per_byte(a, c)) continue;
+            // c must join: x and a differ on it (members before x agree with a outside the class)
+            if (assigned[c] || cls.size() == max_size) ok = false;
+            else in[c] = 1, cls.push_back(c);
+          }
+        }
+        for (const auto x : cls) in[x] = 0;
+        if (ok && (best.size() == 1 || cls.size() < best.size())) best = cls;
+      }
+    }
+    std::sort(best.begin(), best.end());
+    for (const auto x : best) assigned[x] = 1;
+    classes.push_back(best);
+  }
+  return classes;
+}
+
+/// The answer of `quotient_ring_search::solve`.
+struct quotient_ring_answer {
+  enum class kind { none, relaxed_found, unknown };
+  kind answer = kind::unknown;
+  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
+  std::size_t vectors = 0;                                       ///< count vectors listed
+  std::uint64_t nodes = 0;                                       ///< listing steps and packing nodes
+  bool listing_capped = false;  ///< unknown because the listing reached a limit (it only grows with t)
+  std::vector<std::uint32_t> counts;  ///< relaxed_found: the count vector of every stage (S · K)
+};
+
+class quotient_ring_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
+  /// (0: none for the last two).
+  struct limits {
+    std::size_t vectors = 200'000;
+    std::uint64_t listing_steps = 4'000'000;
+    std::uint64_t packing_nodes = 1'000'000;
+  };
+
+  /// The quotient of `L` by `classes` (a partition of the devices into link classes, e.g.
+  /// `find_link_classes`). `applies()` is false unless `g` has equal replica counts R ≥ 2 and
+  /// every stage parameters, `L` has symmetric links without latency and no more stage replicas
+  /// than devices, and some class holds two or more devices. Keeps a pointer to `g`.
+  quotient_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+      : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0), K_(classes.size()) {
+    if (R_ < 2 || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() || K_ == 0) return;
+    for (std::size_t s = 0; s < S_; ++s)
+      if (!(g.allreduce_bytes(s) > 0)) return;
+    std::size_t devices = 0, largest = 0;
+    for (const auto& c : classes) devices += c.size(), largest = std::max(largest, c.size());
+    if (devices != L.devices() || largest < 2) return;
+    size_.resize(K_);
+    cost_.assign(K_ * K_, std::numeric_limits<double>::infinity());
+    for (std::size_t x = 0; x < K_; ++x) {
+      size_[x] = static_cast<std::uint32_t>(classes[x].size());
+      for (std::size_t y = 0; y < K_; ++y) {
+        if (x != y) {
+          cost_[x * K_ + y] = L.ms_per_byte(classes[x][0], classes[y][0]);
+          continue;
+        }
+        for (const auto a : classes[x])
+          for (const auto b : classes[x])
+            if (a != b) cost_[x * K_ + x] = std::min(cost_[x * K_ + x], L.ms_per_byte(a, b));
+      }
+    }
+    values_.assign(cost_.begin(), cost_.end());
+    values_.erase(std::remove_if(values_.begin(), values_.end(), [](double w) { return !std::isfinite(w); }), values_.end());
+    std::sort(values_.begin(), values_.end());
+    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    applies_ = true;
+  }
+
+  [[nodiscard]] bool applies() const noexcept { return applies_; }
+  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
+
+  /// W(c) of the count vector `count` (K entries, Σ = R) in the relaxed topology: the least
+  /// largest cost over its cyclic orders (+inf when it has none); NaN when the programme would
+  /// exceed `max_states` states.
+  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count, std::size_t max_states = std::size_t{1} << 16) const {
+    std::vector<double> scratch;
+    return ring_cost(count, scratch, max_states);
+  }
+  /// Same, with the programme's table in `best` (reused between calls).
+  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count, std::vector<double>& best, std::size_t max_states) const {
+    std::vector<std::size_t> ks;
+    for (std::size_t x = 0; x < K_; ++x)
+      if (count[x] > 0) ks.push_back(x);
+    const std::size_t m = ks.size();
+    if (m == 0) return std::numeric_limits<double>::infinity();
+    if (m == 1) return count[ks[0]] >= 2 ? cost_[ks[0] * K_ + ks[0]] : std::numeric_limits<double>::infinity();
+    std::vector<std::size_t> radix(m + 1, 1);
+    for (std::size_t j = 0; j < m; ++j) {
+      radix[j + 1] = radix[j] * (count[ks[j]] + 1);
+      if (radix[j + 1] * m > max_states) return std::numeric_limits<double>::quiet_NaN();
+    }
+    const std::size_t states = radix[m];
+    const double inf = std::numeric_limits<double>::infinity();
+    best.assign(states * m, inf);  // [used · m + last]: least largest cost of a path from ks[0]
+    best[radix[0] * m + 0] = 0;
+    for (std::size_t st = 0; st < states; ++st)
+      for (std::size_t l = 0; l < m; ++l) {
+        const double v = best[st * m + l];
+        if (v == inf) continue;
+        for (std::size_t j = 0; j < m; ++j) {
+          if ((st / radix[j]) % (count[ks[j]] + 1) == count[ks[j]]) continue;
+          auto& x = best[(st + radix[j]) * m + j];
+          x = std::min(x, std::max(v, cost_[ks[l] * K_ + ks[j]]));
+        }
+      }
+    double W = inf;
+    for (std::size_t l = 0; l < m; ++l) W = std::min(W, std::max(best[(states - 1) * m + l], cost_[ks[l] * K_ + ks[0]]));
+    return W;
+  }
+
+  /// Decides the relaxation at target t (file comment): none (no mapping below `next_change`),
+  /// relaxed_found (no answer about the real topology), or unknown at a limit, `*stop` or
+  /// `deadline`.
+  [[nodiscard]] quotient_ring_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                           clock::time_point deadline = clock::time_point::max()) const {
+    quotient_ring_answer a;
+    if (!applies_) return a;
+    const auto& g = *g_;
+    double theta = -std::numeric_limits<double>::infinity();
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g.replica_compute_ms(s)) / g.allreduce_bytes(s));
+    theta *= 1 + 1e-9;  // a vector whose time rounds to t is listed (the times are checked exactly)
+    // every vector not listed costs at least the cheapest value above θ
+    const auto above = std::upper_bound(values_.begin(), values_.end(), theta);
+    a.next_change = above == values_.end() ? std::numeric_limits<double>::infinity() : first_time(*above);
+    // 1. the count vectors with W ≤ θ, from the listing at the largest θ so far when it covers θ
+    std::shared_ptr<const listing> lst;
+    {
+      std::lock_guard lk(mu_);
+      if (cache_ && cache_->theta >= theta) lst = cache_;
+    }
+    if (!lst) {
+      auto fresh = std::make_shared<listing>();
+      if (!list(theta, lim, stop, deadline, *fresh, a)) {
+        a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
+        return a;
+      }
+      std::lock_guard lk(mu_);
+      if (!cache_ || cache_->theta < fresh->theta) cache_ = fresh;
+      lst = std::move(fresh);
+    }
+    a.vectors = lst->W.size();
+    const auto& flat = lst->flat;
+    const auto& W = lst->W;
+    // 2. the rows (vector, stage) within t and the packing over the classes and the stage slots
+    std::vector<std::uint32_t> sizes(size_);
+    sizes.insert(sizes.end(), S_, 1u);
+    std::vector<class_cover_packing::entry> entries;
+    std::vector<std::size_t> starts{0};
+    for (std::size_t e = 0; e < W.size(); ++e)
+      for (std::size_t s = 0; s < S_; ++s) {
+        const double time = g.replica_compute_ms(s) + g.allreduce_bytes(s) * W[e];
+        if (time > t) {
+          a.next_change = std::min(a.next_change, time);
+          continue;
+        }
+        for (std::size_t x = 0; x < K_; ++x)
+          if (flat[e * K_ + x] > 0) entries.push_back({static_cast<std::uint32_t>(x), flat[e * K_ + x]});
+        entries.push_back({static_cast<std::uint32_t>(K_ + s), 1});
+        starts.push_back(entries.size());
+      }
+    if (starts.size() == 1) {  // no stage takes any vector
+      a.answer = quotient_ring_answer::kind::none;
+      return a;
+    }
+    class_cover_packing pack{std::span<const std::uint32_t>(sizes), std::span<const class_cover_packing::entry>(entries),
+                             std::span<const std::size_t>(starts)};
+    pack.set_branching(class_cover_packing::branching::fewest_per_capacity);
+    const auto o = pack.solve(S_, lim.packing_nodes, stop, deadline);
+    a.nodes += pack.nodes();
+    if (o == class_cover_packing::outcome::none) a.answer = quotient_ring_answer::kind::none;
+    if (o != class_cover_packing::outcome::found) return a;
+    a.answer = quotient_ring_answer::kind::relaxed_found;
+    a.counts.assign(S_ * K_, 0);
+    for (const auto row : pack.solution()) {
+      std::size_t s = S_;
+      for (std::size_t j = starts[row]; j < starts[row + 1]; ++j)
+        if (entries[j].cls >= K_) s = entries[j].cls - K_;
+      for (std::size_t j = starts[row]; j < starts[row + 1]; ++j)
+        if (entries[j].cls < K_) a.counts[s * K_ + entries[j].cls] = entries[j].count;
+    }
+    return a;
+  }
+
+  /// A mapping at t from the count vectors of a relaxed_found answer, if one of `tries` draws
+  /// realises them: each stage takes its counts from the devices of each class (in order, then
+  /// shuffled per draw), its ring the best cycle over them under the real links (Held–Karp with
+  /// bottleneck costs, R ≤ 12); the device of every vertex s·R + q, or empty.
+  [[nodiscard]] std::vector<std::size_t> realise(const quotient_ring_answer& a, double t, std::size_t tries = 16) const {
+    if (a.answer != quotient_ring_answer::kind::relaxed_found || R_ > 12) return {};
+    const auto& g = *g_;
+    std::vector<std::vector<std::size_t>> pool(classes_);
+    std::uint64_t z = 0x853C49E6748FEA9Bull;
+    std::vector<std::size_t> dev(g.vertices()), ring;
+    for (std::size_t draw = 0; draw < tries; ++draw) {
+      if (draw > 0)
+        for (auto& p : pool)
+          for (std::size_t i = p.size(); i > 1; --i) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(p[i - 1], p[(z >> 33) % i]);
+          }
+      std::vector<std::size_t> next(K_, 0);
+      bool ok = true;
+      for (std::size_t s = 0; s < S_ && ok; ++s) {
+        ring.clear();
+        for (std::size_t x = 0; x < K_; ++x)
+          for (std::uint32_t c = 0; c < a.counts[s * K_ + x]; ++c) ring.push_back(pool[x][next[x]++]);
+        const double W = best_cycle(ring);
+        ok = ring.size() == R_ && g.replica_compute_ms(s) + g.allreduce_bytes(s) * W <= t;
+        for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
+      }
+      if (ok) return dev;
+    }
+    return {};
+  }
+
+ private:
+  /// The count vectors with W ≤ θ (K entries each) and their W.
+  struct listing {
+    double theta = 0;
+    std::vector<std::uint32_t> flat;
+    std::vector<double> W;
+  };
+
+  /// Lists the count vectors with W ≤ θ into `out`: connected supports (ESU), compositions, the
+  /// programme; false (the answer unknown, the steps in `a.nodes`) at a limit, `*stop` or
+  /// `deadline`.
+  bool list(double theta, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
+            quotient_ring_answer& a) const {
+    out.theta = theta;
+    auto& flat = out.flat;
+    auto& W = out.W;
+    std::vector<double> scratch;
+    std::vector<std::vector<std::uint32_t>> adj(K_);
+    for (std::size_t x = 0; x < K_; ++x)
+      for (std::size_t y = 0; y < K_; ++y)
+        if (x != y && cost_[x * K_ + y] <= theta) adj[x].push_back(static_cast<std::uint32_t>(y));
+    std::vector<std::uint32_t> count(K_, 0), sub;
+    std::uint64_t steps = 0;
+    bool capped = false;
+    auto step = [&] {
+      ++steps;
+      if ((lim.listing_steps && steps > lim.listing_steps) ||
+          ((steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)))
+        capped = true;
+      return !capped;
+    };
+    auto compose = [&](auto&& self, std::size_t j, std::uint32_t left, std::uint32_t room) -> void {
+      if (!step()) return;
+      if (j == sub.size()) {
+        const double w = ring_cost(count, scratch, std::size_t{1} << 16);
+        if (std::isnan(w)) {
+          capped = true;  // the programme's limit: the vector is unknown
+          return;
+        }
+        if (w > theta) return;
+        if (W.size() >= lim.vectors) {
+          capped = true;
+          return;
+        }
+        flat.insert(flat.end(), count.begin(), count.end());
+        W.push_back(w);
+        return;
+      }
+      const std::uint32_t n = size_[sub[j]], rest = room - n, later = static_cast<std::uint32_t>(sub.size() - j - 1);
+      const std::uint32_t lo = std::max<std::uint32_t>(1, left > rest ? left - rest : 0);
+      const std::uint32_t hi = std::min(n, left - later);
+      for (std::uint32_t c = lo; c <= hi && !capped; ++c) {
+        count[sub[j]] = c;
+        self(self, j + 1, left - c, rest);
+      }
+      count[sub[j]] = 0;
+    };
+    std::vector<char> in(K_, 0);
+    auto esu = [&](auto&& self, std::vector<std::uint32_t>& ext, std::uint32_t v, std::uint32_t room) -> void {
+      if (!step()) return;
+      if (room >= R_) compose(compose, 0, static_cast<std::uint32_t>(R_), room);
+      if (capped || sub.size() == R_) return;
+      std::vector<std::uint32_t> rest(ext);
+      while (!rest.empty() && !capped) {
+        const std::uint32_t w = rest.back();
+        rest.pop_back();
+        // the exclusive neighbours of w: above v, not in the set, not next to it
+        std::vector<std::uint32_t> next(rest);
+        for (const auto u : adj[w]) {
+          if (u <= v || in[u] || std::find(next.begin(), next.end(), u) != next.end()) continue;
+          bool near = false;
+          for (const auto x : sub)
+            for (const auto y : adj[x]) near = near || y == u;
+          if (!near) next.push_back(u);
+        }
+        sub.push_back(w), in[w] = 1;
+        self(self, next, v, room + size_[w]);
+        sub.pop_back(), in[w] = 0;
+      }
+    };
+    for (std::uint32_t v = 0; v < K_ && !capped; ++v) {
+      sub.assign(1, v), in[v] = 1;
+      std::vector<std::uint32_t> ext;
+      for (const auto u : adj[v])
+        if (u > v) ext.push_back(u);
+      esu(esu, ext, v, size_[v]);
+      in[v] = 0;
+    }
+    a.nodes = steps;
+    return !capped;
+  }
+
+  /// Reorders `set` into a cycle of least largest link cost (Held–Karp over its subsets,
+  /// bottleneck costs) and returns that cost; +inf for fewer than 2 devices.
+  [[nodiscard]] double best_cycle(std::vector<std::size_t>& set) const {
+    const std::size_t n = set.size();
+    const double inf = std::numeric_limits<double>::infinity();
+    if (n < 2) return inf;
+    const std::size_t full = (std::size_t{1} << n) - 1;
+    std::vector<double> best((full + 1) * n, inf);  // [mask · n + j]: path from set[0] over mask to set[j]
+    best[1 * n + 0] = 0;
+    auto w = [&](std::size_t i, std::size_t j) { return L_->ms_per_byte(set[i], set[j]); };
+    for (std::size_t mask = 1; mask <= full; mask += 2)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double b = best[mask * n + j];
+        if (b == inf) continue;
+        for (std::size_t k = 1; k < n; ++k)
+          if (!((mask >> k) & 1u)) {
+            auto& x = best[(mask | (std::size_t{1} << k)) * n + k];
+            x = std::min(x, std::max(b, w(j, k)));
+          }
+      }
+    double W = inf;
+    std::size_t last = 0;
+    for (std::size_t j = 1; j < n; ++j)
+      if (const double c = std::max(best[full * n + j], w(j, 0)); c < W) W = c, last = j;
+    if (W == inf) return W;
+    // walk back: a predecessor whose path and link stay within W
+    std::vector<std::size_t> order(n);
+    std::size_t mask = full, j = last;
+    for (std::size_t q = n; q-- > 1;) {
+      order[q] = set[j];
+      const std::size_t prev = mask & ~(std::size_t{1} << j);
+      for (std::size_t i = 0; i < n; ++i)
+        if (((prev >> i) & 1u) && std::max(best[prev * n + i], w(i, j)) <= best[mask * n + j]) {
+          mask = prev, j = i;
+          break;
+        }
+    }
+    order[0] = set[0];
+    set = std::move(order);
+    return W;
+  }
+
+  /// The smallest stage time with ring cost w.
+  [[nodiscard]] double first_time(double w) const {
+    double m = std::numeric_limits<double>::infinity();
+    for (std::size_t s = 0; s < S_; ++s) m = std::min(m, g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * w);
+    return m;
+  }
+
+  const stage_graph* g_;
+  const link_costs* L_;
+  std::vector<std::vector<std::size_t>> classes_;
+  std::size_t S_, R_, K_;
+  bool applies_ = false;
+  std::vector<std::uint32_t> size_;  // devices per class
+  std::vector<double> cost_;         // [x · K + y]: w(x, y); w(x, x) the cheapest link inside x
+  std::vector<double> values_;       // the distinct finite costs, ascending
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const listing> cache_;  // the listing at the largest θ so far
+};
+
+}  // namespace devplace::detail
