@@ -291,6 +291,24 @@ bool count_vectors_fit(const std::vector<std::vector<std::uint32_t>>& vectors, s
   return rec(rec, 0, R);
 }
 
+/// Up to n random count vectors over the classes of `sizes`, each summing to S within the sizes,
+/// no two equal (`tries` draws at most).
+std::vector<std::vector<std::uint32_t>> random_count_vectors(std::mt19937_64& rng, const std::vector<std::uint32_t>& sizes, std::size_t S,
+                                                             std::size_t n, std::size_t tries) {
+  const std::size_t K = sizes.size();
+  std::vector<std::vector<std::uint32_t>> vectors;
+  for (std::size_t t = 0; vectors.size() < n && t < tries; ++t) {
+    std::vector<std::uint32_t> c(K, 0);
+    bool ok = true;
+    for (std::size_t s = 0; s < S && ok; ++s) {
+      const std::size_t k = rng() % K;
+      ok = ++c[k] <= sizes[k];
+    }
+    if (ok && std::find(vectors.begin(), vectors.end(), c) == vectors.end()) vectors.push_back(c);
+  }
+  return vectors;
+}
+
 }  // namespace copy_cover_test
 
 TEST_CASE("copy cover: the class cover solver finds R count vectors within the class sizes exactly when an enumeration of multisets does") {
@@ -304,17 +322,8 @@ TEST_CASE("copy cover: the class cover solver finds R count vectors within the c
     if (total < S) continue;
     const std::size_t R = 1 + rng() % (total / S);
     // random count vectors summing to S, each within the sizes, no two equal
-    std::vector<std::vector<std::uint32_t>> vectors;
     const std::size_t n = rng() % 8;
-    for (std::size_t tries = 0; vectors.size() < n && tries < 50; ++tries) {
-      std::vector<std::uint32_t> c(K, 0);
-      bool ok = true;
-      for (std::size_t s = 0; s < S && ok; ++s) {
-        const std::size_t k = rng() % K;
-        ok = ++c[k] <= sizes[k];
-      }
-      if (ok && std::find(vectors.begin(), vectors.end(), c) == vectors.end()) vectors.push_back(c);
-    }
+    const auto vectors = copy_cover_test::random_count_vectors(rng, sizes, S, n, 50);
     std::vector<detail::class_cover_packing::entry> entries;
     std::vector<std::size_t> starts{0};
     for (const auto& c : vectors) {
@@ -370,17 +379,8 @@ TEST_CASE("copy cover: the class cover solver, with bit sets and with lists, exa
         if (sizes[k] > 0) --sizes[k], --total;
       }
     }
-    std::vector<std::vector<std::uint32_t>> vectors;
     const std::size_t n = 4 + rng() % (it % 4 == 0 ? 200 : 24);
-    for (std::size_t tries = 0; vectors.size() < n && tries < 3 * n; ++tries) {
-      std::vector<std::uint32_t> c(K, 0);
-      bool ok = true;
-      for (std::size_t s = 0; s < S && ok; ++s) {
-        const std::size_t k = rng() % K;
-        ok = ++c[k] <= sizes[k];
-      }
-      if (ok && std::find(vectors.begin(), vectors.end(), c) == vectors.end()) vectors.push_back(c);
-    }
+    const auto vectors = copy_cover_test::random_count_vectors(rng, sizes, S, n, 3 * n);
     if (vectors.empty()) continue;
     std::vector<detail::class_cover_packing::entry> entries;
     std::vector<std::size_t> starts{0};

@@ -30,6 +30,18 @@ inline stage_graph random_stage_graph(std::mt19937_64& rng, std::size_t S, std::
   return stage_graph(R, c, p, m);
 }
 
+/// A random chain of stages whose every stage has parameters (where the ring covers apply).
+inline stage_graph ring_stage_graph(std::mt19937_64& rng, std::size_t S, std::size_t R) {
+  std::vector<double> c(S), p(S);
+  std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));
+  for (std::size_t s = 0; s < S; ++s) {
+    c[s] = double(rng() % 6);
+    p[s] = double(1 + rng() % 8) * 5e5;
+  }
+  for (std::size_t a = 0; a + 1 < S; ++a) m[a][a + 1] = m[a + 1][a] = double(1 + rng() % 9) * 1e6;
+  return stage_graph(R, c, p, m);
+}
+
 enum class topo_kind { discrete, continuous, asymmetric, latency };
 inline constexpr topo_kind all_topo_kinds[] = {topo_kind::discrete, topo_kind::continuous, topo_kind::asymmetric,
                                               topo_kind::latency};

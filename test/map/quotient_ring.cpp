@@ -27,18 +27,6 @@ using namespace devplace;
 
 namespace quotient_ring_test {
 
-/// A stage graph whose every stage has parameters (where the ring cover applies).
-stage_graph stage_graph_with_params(std::mt19937_64& rng, std::size_t S, std::size_t R) {
-  std::vector<double> c(S), p(S);
-  std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));
-  for (std::size_t s = 0; s < S; ++s) {
-    c[s] = double(rng() % 6);
-    p[s] = double(1 + rng() % 8) * 5e5;
-  }
-  for (std::size_t a = 0; a + 1 < S; ++a) m[a][a + 1] = m[a + 1][a] = double(1 + rng() % 9) * 1e6;
-  return stage_graph(R, c, p, m);
-}
-
 /// A line of nodes of 1–3 devices: its own random bandwidths inside each node (a pair may be
 /// slower than the links out), `base / distance` between nodes; the devices shuffled.
 matrix_topology line_of_nodes(std::mt19937_64& rng, std::size_t D) {
@@ -105,7 +93,7 @@ TEST_CASE("quotient ring: the link classes of random_blk_2 are its nodes, and a 
 
 TEST_CASE("quotient ring: the ring cost of a count vector is the best cyclic order of the multiset") {
   std::mt19937_64 rng(81);
-  const auto g = quotient_ring_test::stage_graph_with_params(rng, 2, 4);
+  const auto g = test::ring_stage_graph(rng, 2, 4);
   for (int it = 0; it < 60; ++it) {
     const std::size_t D = 8 + rng() % 5;
     const link_costs L(quotient_ring_test::line_of_nodes(rng, D));
@@ -154,7 +142,7 @@ TEST_CASE("quotient ring: every target answered against the brute-force optimum 
       S = 1 + rng() % 3, R = 2 + rng() % 3;
       if (S * R <= D && (it % 2 == 1 || S * R == D || tries > 50)) break;
     }
-    const auto g = quotient_ring_test::stage_graph_with_params(rng, S, R);
+    const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(it % 4 == 3 ? random_blk_2(D, rng()) : quotient_ring_test::line_of_nodes(rng, D));
     const detail::quotient_ring_search q(g, L, detail::find_link_classes(L));
     if (!q.applies()) continue;
@@ -199,7 +187,7 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the quotient ring cover, ob
     do {
       S = 1 + rng() % 3, R = 2 + rng() % 3;
     } while (S * R > D);
-    const auto g = quotient_ring_test::stage_graph_with_params(rng, S, R);
+    const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(quotient_ring_test::line_of_nodes(rng, D));
     const double opt = test::brute_force(g, L, allreduce_cost{});
     // the ring cover off on every other instance: the quotient and the depth-first search answer

@@ -21,22 +21,6 @@
 
 using namespace devplace;
 
-namespace ring_cover_test {
-
-/// A random stage graph whose every stage has parameters (the ring cover's condition).
-stage_graph stage_graph_with_params(std::mt19937_64& rng, std::size_t S, std::size_t R) {
-  std::vector<double> c(S), p(S);
-  std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));
-  for (std::size_t s = 0; s < S; ++s) {
-    c[s] = double(rng() % 6);
-    p[s] = double(1 + rng() % 8) * 5e5;
-  }
-  for (std::size_t a = 0; a + 1 < S; ++a) m[a][a + 1] = m[a + 1][a] = double(1 + rng() % 9) * 1e6;
-  return stage_graph(R, c, p, m);
-}
-
-}  // namespace ring_cover_test
-
 TEST_CASE("ring cover: the packing solver with row levels finds R rows exactly when an enumeration of rows and slots does") {
   std::mt19937_64 rng(91);
   std::size_t found = 0, none = 0, blocked_by_levels = 0;
@@ -105,14 +89,14 @@ TEST_CASE("ring cover: the packing solver refuses levels of the wrong count or o
 
 TEST_CASE("ring cover: it applies to allreduce without latency, equal replica counts and parameters in every stage only") {
   std::mt19937_64 rng(92);
-  const auto g = ring_cover_test::stage_graph_with_params(rng, 3, 2);
+  const auto g = test::ring_stage_graph(rng, 3, 2);
   const link_costs plain(test::random_topology(rng, 6, test::topo_kind::continuous));
   const link_costs with_latency(test::random_topology(rng, 6, test::topo_kind::latency));
   CHECK(detail::ring_cover_applies(allreduce_cost{}, g, plain));
   CHECK_FALSE(detail::ring_cover_applies(allreduce_cost{}, g, with_latency));
   CHECK_FALSE(detail::ring_cover_applies(p2p_cost{}, g, plain));
   CHECK_FALSE(detail::ring_cover_applies(combined_cost{}, g, plain));
-  const auto one = ring_cover_test::stage_graph_with_params(rng, 3, 1);
+  const auto one = test::ring_stage_graph(rng, 3, 1);
   CHECK_FALSE(detail::ring_cover_applies(allreduce_cost{}, one, plain));
   const stage_graph no_params(2, std::vector<double>{1, 1}, std::vector<double>{5e5, 0},
                               std::vector<std::vector<double>>{{0, 1e6}, {1e6, 0}});
@@ -133,7 +117,7 @@ TEST_CASE("mapping_search: the ring cover answers every target exactly against b
     const std::size_t D = 4 + rng() % 5;  // 4..8
     const auto sr = test::cover_shape(rng, D, it % 2 == 0);
     const std::size_t S = sr.first, R = sr.second;  // plain variables: CAPTURE is a lambda
-    const auto g = ring_cover_test::stage_graph_with_params(rng, S, R);
+    const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(test::random_topology(rng, D, kinds[it % 3]));
     const double opt = test::brute_force(g, L, allreduce_cost{});
     const mapping_search<allreduce_cost> s(g, L, allreduce_cost{}, {.restarts = false});
@@ -156,7 +140,7 @@ TEST_CASE("ring cover: the listings by subsets and by paths give the same answer
   for (int it = 0; it < 120; ++it) {
     const std::size_t D = 8 + rng() % 5;
     const std::size_t R = 3 + rng() % 3, S = std::max<std::size_t>(1, D / R - rng() % 2);
-    const auto g = ring_cover_test::stage_graph_with_params(rng, S, R);
+    const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(test::random_topology(rng, D, it % 2 ? test::topo_kind::discrete : test::topo_kind::continuous));
     const detail::ring_cover_search<allreduce_cost> subsets(g, L), paths(g, L, {}, {}, {}, false);
     REQUIRE(subsets.lists_by_subsets());
@@ -195,7 +179,7 @@ TEST_CASE("mapper: with the ring cover answering, objective and status equal bru
   for (int it = 0; it < 120; ++it) {
     const std::size_t D = 4 + rng() % 5;
     const auto sr = test::cover_shape(rng, D, it % 2 == 0);
-    const auto g = ring_cover_test::stage_graph_with_params(rng, sr.first, sr.second);
+    const auto g = test::ring_stage_graph(rng, sr.first, sr.second);
     const link_costs L(test::random_topology(rng, D, kinds[it % 3]));
     mapper_options o{.threads = 1 + unsigned(it % 2), .restarts = false};
     o.ring_component_bound = false;  // its higher start leaves fewer targets for the cover to answer

@@ -43,6 +43,7 @@
 #include <span>
 #include <vector>
 
+#include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/detail/class_cover.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -385,45 +386,14 @@ class quotient_ring_search {
     return !capped;
   }
 
-  /// Reorders `set` into a cycle of least largest link cost (Held–Karp over its subsets,
-  /// bottleneck costs) and returns that cost; +inf for fewer than 2 devices.
+  /// Reorders `set` into a cycle of least largest link cost and returns that cost (+inf for
+  /// fewer than 2 devices).
   [[nodiscard]] double best_cycle(std::vector<std::size_t>& set) const {
-    const std::size_t n = set.size();
-    const double inf = std::numeric_limits<double>::infinity();
-    if (n < 2) return inf;
-    const std::size_t full = (std::size_t{1} << n) - 1;
-    std::vector<double> best((full + 1) * n, inf);  // [mask · n + j]: path from set[0] over mask to set[j]
-    best[1 * n + 0] = 0;
-    auto w = [&](std::size_t i, std::size_t j) { return L_->ms_per_byte(set[i], set[j]); };
-    for (std::size_t mask = 1; mask <= full; mask += 2)
-      for (std::size_t j = 0; j < n; ++j) {
-        const double b = best[mask * n + j];
-        if (b == inf) continue;
-        for (std::size_t k = 1; k < n; ++k)
-          if (!((mask >> k) & 1u)) {
-            auto& x = best[(mask | (std::size_t{1} << k)) * n + k];
-            x = std::min(x, std::max(b, w(j, k)));
-          }
-      }
-    double W = inf;
-    std::size_t last = 0;
-    for (std::size_t j = 1; j < n; ++j)
-      if (const double c = std::max(best[full * n + j], w(j, 0)); c < W) W = c, last = j;
-    if (W == inf) return W;
-    // walk back: a predecessor whose path and link stay within W
-    std::vector<std::size_t> order(n);
-    std::size_t mask = full, j = last;
-    for (std::size_t q = n; q-- > 1;) {
-      order[q] = set[j];
-      const std::size_t prev = mask & ~(std::size_t{1} << j);
-      for (std::size_t i = 0; i < n; ++i)
-        if (((prev >> i) & 1u) && std::max(best[prev * n + i], w(i, j)) <= best[mask * n + j]) {
-          mask = prev, j = i;
-          break;
-        }
-    }
-    order[0] = set[0];
-    set = std::move(order);
+    auto [W, order] = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return L_->ms_per_byte(set[i], set[j]); });
+    if (order.empty()) return W;
+    std::vector<std::size_t> ring(set.size());
+    for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
+    set = std::move(ring);
     return W;
   }
 

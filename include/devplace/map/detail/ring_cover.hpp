@@ -40,6 +40,7 @@
 
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/detail/copy_cover.hpp"
 #include "devplace/map/detail/exact_cover.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -182,7 +183,7 @@ class ring_cover_search {
       const std::size_t s = by_theta[i], row = chosen[i];
       std::span<const std::uint32_t> ring(rows.data() + row * R_, R_);
       std::vector<std::uint32_t> rebuilt;
-      if (!listing->ordered) rebuilt = best_cycle(ring, listing->w[index[row]]), ring = rebuilt;
+      if (!listing->ordered) rebuilt = best_cycle(ring), ring = rebuilt;
       for (std::size_t q = 0; q < R_; ++q) a.dev[g_->vertex(s, q)] = ring[q];
     }
     return a;
@@ -410,38 +411,12 @@ class ring_cover_search {
     return finish_listing(nodes, capped, node_budget, max_rings, pruned, out, a);
   }
 
-  /// A ring through the R devices of `set` whose largest link cost is `W` (Held–Karp over the
-  /// subsets of the set, bottleneck costs; the listing by subsets keeps W, not the order).
-  [[nodiscard]] std::vector<std::uint32_t> best_cycle(std::span<const std::uint32_t> set, double W) const {
-    const std::size_t n = set.size(), full = (std::size_t{1} << n) - 1;
-    const double inf = std::numeric_limits<double>::infinity();
-    std::vector<double> best((full + 1) * n, inf);  // best[mask·n + j]: path from set[0] over mask to set[j]
-    best[1 * n + 0] = 0;
-    for (std::size_t mask = 1; mask <= full; mask += 2)
-      for (std::size_t j = 0; j < n; ++j) {
-        const double b = best[mask * n + j];
-        if (b == inf) continue;
-        for (std::size_t k = 1; k < n; ++k)
-          if (!((mask >> k) & 1u)) {
-            auto& x = best[(mask | (std::size_t{1} << k)) * n + k];
-            x = std::min(x, std::max(b, cost(set[j], set[k])));
-          }
-      }
-    std::size_t last = n;
-    for (std::size_t j = 1; j < n && last == n; ++j)
-      if (std::max(best[full * n + j], cost(set[j], set[0])) <= W) last = j;
-    std::vector<std::uint32_t> ring(n);
-    std::size_t mask = full, j = last;
-    for (std::size_t q = n; q-- > 1;) {  // walk back: a predecessor whose path and link stay within W
-      ring[q] = set[j];
-      const std::size_t prev_mask = mask & ~(std::size_t{1} << j);
-      for (std::size_t i = 0; i < n; ++i)
-        if (((prev_mask >> i) & 1u) && std::max(best[prev_mask * n + i], cost(set[i], set[j])) <= best[mask * n + j]) {
-          mask = prev_mask, j = i;
-          break;
-        }
-    }
-    ring[0] = set[0];
+  /// A ring through the R devices of `set` whose largest link cost is the least (the listing by
+  /// subsets keeps that cost, not the order).
+  [[nodiscard]] std::vector<std::uint32_t> best_cycle(std::span<const std::uint32_t> set) const {
+    const auto order = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return cost(set[i], set[j]); }).second;
+    std::vector<std::uint32_t> ring(set.size());
+    for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
     return ring;
   }
 
