@@ -309,6 +309,19 @@ std::vector<std::vector<std::uint32_t>> random_count_vectors(std::mt19937_64& rn
   return vectors;
 }
 
+/// The count vectors as the class cover solver's rows: the nonzero counts, and where each starts.
+std::pair<std::vector<detail::class_cover_packing::entry>, std::vector<std::size_t>> packing_rows(
+    const std::vector<std::vector<std::uint32_t>>& vectors) {
+  std::vector<detail::class_cover_packing::entry> entries;
+  std::vector<std::size_t> starts{0};
+  for (const auto& c : vectors) {
+    for (std::size_t k = 0; k < c.size(); ++k)
+      if (c[k] > 0) entries.push_back({static_cast<std::uint32_t>(k), c[k]});
+    starts.push_back(entries.size());
+  }
+  return {entries, starts};
+}
+
 }  // namespace copy_cover_test
 
 TEST_CASE("copy cover: the class cover solver finds R count vectors within the class sizes exactly when an enumeration of multisets does") {
@@ -324,13 +337,7 @@ TEST_CASE("copy cover: the class cover solver finds R count vectors within the c
     // random count vectors summing to S, each within the sizes, no two equal
     const std::size_t n = rng() % 8;
     const auto vectors = copy_cover_test::random_count_vectors(rng, sizes, S, n, 50);
-    std::vector<detail::class_cover_packing::entry> entries;
-    std::vector<std::size_t> starts{0};
-    for (const auto& c : vectors) {
-      for (std::size_t k = 0; k < K; ++k)
-        if (c[k] > 0) entries.push_back({static_cast<std::uint32_t>(k), c[k]});
-      starts.push_back(entries.size());
-    }
+    const auto [entries, starts] = copy_cover_test::packing_rows(vectors);
     detail::class_cover_packing x{std::span<const std::uint32_t>(sizes), std::span<const detail::class_cover_packing::entry>(entries),
                                   std::span<const std::size_t>(starts)};
     // a tiny memo on every other instance: the solver must stay exact when its memo is full
@@ -382,13 +389,7 @@ TEST_CASE("copy cover: the class cover solver, with bit sets and with lists, exa
     const std::size_t n = 4 + rng() % (it % 4 == 0 ? 200 : 24);
     const auto vectors = copy_cover_test::random_count_vectors(rng, sizes, S, n, 3 * n);
     if (vectors.empty()) continue;
-    std::vector<detail::class_cover_packing::entry> entries;
-    std::vector<std::size_t> starts{0};
-    for (const auto& c : vectors) {
-      for (std::size_t k = 0; k < K; ++k)
-        if (c[k] > 0) entries.push_back({static_cast<std::uint32_t>(k), c[k]});
-      starts.push_back(entries.size());
-    }
+    const auto [entries, starts] = copy_cover_test::packing_rows(vectors);
     const bool test = it % 2 == 1;
     auto acceptable = [](std::span<const std::size_t> sol) {
       std::size_t zeros = 0;
