@@ -89,6 +89,26 @@ inline matrix_topology relabel(const matrix_topology& t, const std::vector<std::
   return matrix_topology(bw, lat, t.memory());
 }
 
+/// A line of nodes of 1–3 devices: its own random bandwidths inside each node (a pair may be
+/// slower than the links out), `base / distance` between nodes; the devices shuffled.
+inline matrix_topology line_of_nodes(std::mt19937_64& rng, std::size_t D) {
+  std::vector<std::size_t> node;
+  for (std::size_t k = 0; node.size() < D; ++k)
+    for (std::size_t n = 1 + rng() % 3; n > 0 && node.size() < D; --n) node.push_back(k);
+  const double base = 4.0;
+  const double inside[] = {1.0, 8.0, 16.0, 30.0};
+  Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D));
+  for (std::size_t a = 0; a < D; ++a)
+    for (std::size_t b = a + 1; b < D; ++b) {
+      const double v = node[a] == node[b] ? inside[rng() % 4] : base / static_cast<double>(node[b] - node[a]);
+      bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = bw(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = v;
+    }
+  std::vector<std::size_t> perm(D);
+  std::iota(perm.begin(), perm.end(), std::size_t{0});
+  std::shuffle(perm.begin(), perm.end(), rng);
+  return relabel(matrix_topology(bw), perm);
+}
+
 /// min over every injective mapping of the S·R stage replicas into the D devices (all D!
 /// orderings of the devices, the first S·R taken).
 template <mapping_cost_model C>

@@ -25,29 +25,6 @@
 
 using namespace devplace;
 
-namespace quotient_ring_test {
-
-/// A line of nodes of 1–3 devices: its own random bandwidths inside each node (a pair may be
-/// slower than the links out), `base / distance` between nodes; the devices shuffled.
-matrix_topology line_of_nodes(std::mt19937_64& rng, std::size_t D) {
-  std::vector<std::size_t> node;
-  for (std::size_t k = 0; node.size() < D; ++k)
-    for (std::size_t n = 1 + rng() % 3; n > 0 && node.size() < D; --n) node.push_back(k);
-  const double base = 4.0;
-  const double inside[] = {1.0, 8.0, 16.0, 30.0};
-  Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(D), static_cast<Eigen::Index>(D));
-  for (std::size_t a = 0; a < D; ++a)
-    for (std::size_t b = a + 1; b < D; ++b) {
-      const double v = node[a] == node[b] ? inside[rng() % 4] : base / static_cast<double>(node[b] - node[a]);
-      bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = bw(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = v;
-    }
-  std::vector<std::size_t> perm(D);
-  std::iota(perm.begin(), perm.end(), std::size_t{0});
-  std::shuffle(perm.begin(), perm.end(), rng);
-  return test::relabel(matrix_topology(bw), perm);
-}
-
-}  // namespace quotient_ring_test
 
 TEST_CASE("quotient ring: the link classes of random_blk_2 are its nodes, and a link that breaks a node splits it") {
   const auto topo = random_blk_2(64, 1);
@@ -96,7 +73,7 @@ TEST_CASE("quotient ring: the ring cost of a count vector is the best cyclic ord
   const auto g = test::ring_stage_graph(rng, 2, 4);
   for (int it = 0; it < 60; ++it) {
     const std::size_t D = 8 + rng() % 5;
-    const link_costs L(quotient_ring_test::line_of_nodes(rng, D));
+    const link_costs L(test::line_of_nodes(rng, D));
     const auto classes = detail::find_link_classes(L);
     const detail::quotient_ring_search q(g, L, classes);
     if (!q.applies()) continue;
@@ -143,7 +120,7 @@ TEST_CASE("quotient ring: every target answered against the brute-force optimum 
       if (S * R <= D && (it % 2 == 1 || S * R == D || tries > 50)) break;
     }
     const auto g = test::ring_stage_graph(rng, S, R);
-    const link_costs L(it % 4 == 3 ? random_blk_2(D, rng()) : quotient_ring_test::line_of_nodes(rng, D));
+    const link_costs L(it % 4 == 3 ? random_blk_2(D, rng()) : test::line_of_nodes(rng, D));
     const detail::quotient_ring_search q(g, L, detail::find_link_classes(L));
     if (!q.applies()) continue;
     const double opt = test::brute_force(g, L, allreduce_cost{});
@@ -188,7 +165,7 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the quotient ring cover, ob
       S = 1 + rng() % 3, R = 2 + rng() % 3;
     } while (S * R > D);
     const auto g = test::ring_stage_graph(rng, S, R);
-    const link_costs L(quotient_ring_test::line_of_nodes(rng, D));
+    const link_costs L(test::line_of_nodes(rng, D));
     const double opt = test::brute_force(g, L, allreduce_cost{});
     // the ring cover off on every other instance: the quotient and the depth-first search answer
     const auto r = map_devices(g, L, allreduce_cost{},

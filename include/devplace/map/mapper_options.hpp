@@ -69,6 +69,12 @@ struct mapper_options {
   /// ring cover on the classes with the links inside each class relaxed to its cheapest
   /// (map/detail/quotient_ring.hpp), within the copy cover's limits below
   bool quotient_ring = true;
+  /// p2p with equal replica counts on a topology of link classes where the node-group cover does
+  /// not apply (random_blk_2, DGX-1 clusters), symmetric links without latency, at most 256
+  /// devices: answer each target first, where it can, by the copy cover on the classes with the
+  /// links inside each class relaxed to its cheapest and an exact realisation on the real links
+  /// (map/detail/quotient_copy.hpp), within 16 × `copy_cover_nodes` steps of its listing
+  bool quotient_copy = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
   std::uint64_t copy_cover_nodes = 1'000'000;  // (both covers)

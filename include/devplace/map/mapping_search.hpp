@@ -37,6 +37,7 @@
 #include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/group_cover.hpp"
+#include "devplace/map/detail/quotient_copy.hpp"
 #include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/detail/ring_cover.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
@@ -97,6 +98,9 @@ class mapping_search {
     // On a topology of nodes (p2p, map/detail/group_cover.hpp) the node-group cover answers first
     // when it can within its limits; otherwise the searches below answer the target.
     if (group_cover_ && answer_by_groups(target, stop, deadline, total)) return total;
+    // On a topology of link classes (p2p, map/detail/quotient_copy.hpp) the quotient copy cover
+    // answers first when it can within its limits.
+    if (quotient_copy_ && answer_by_quotient_copy(target, stop, deadline, total)) return total;
     // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
     // order when first needed) is built once for all restarts.
     search_state st;
@@ -197,6 +201,13 @@ class mapping_search {
           if (!group_cover_->applies()) group_cover_.reset();
         }
       }
+      if (opt_.quotient_copy && !group_cover_ && g.uniform_replicas() && L.symmetric() && !L.has_latency() && L.devices() <= 256) {
+        const auto classes = detail::find_link_classes(L, 16, setup_deadline_);
+        if (classes.size() < L.devices()) {
+          quotient_copy_.emplace(g, L, classes);
+          if (!quotient_copy_->applies()) quotient_copy_.reset();
+        }
+      }
     }
     if (expired()) return false;
     if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_)) {
@@ -288,6 +299,36 @@ class mapping_search {
     if (a.answer == kind::unknown) return false;
     total.completed = true;
     total.by_group_cover = true;
+    if (a.answer == kind::found) {
+      total.found = true;
+      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(a.dev)).objective_ms;
+      total.dev = std::move(a.dev);
+    } else {
+      total.next_lower_bound_ms = a.next_change;
+    }
+    return true;
+  }
+
+  /// The quotient copy cover at `target` (map/detail/quotient_copy.hpp); true when it answered
+  /// (the answer in `total`). Targets at or above one where its listing reached a limit are left
+  /// to the other searches.
+  bool answer_by_quotient_copy(double target, const std::atomic<bool>* stop, clock::time_point deadline,
+                               target_search_result& total) const {
+    if (target >= quotient_copy_capped_at_.load(std::memory_order_relaxed)) return false;
+    const detail::quotient_copy_search::limits lim{.listing_steps = 8 * opt_.copy_cover_nodes,
+                                                   .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16),
+                                                   .realise_steps = opt_.copy_cover_nodes};
+    auto a = quotient_copy_->solve(target, lim, stop, deadline);
+    total.nodes += a.nodes;
+    if (a.listing_capped) {
+      double capped = quotient_copy_capped_at_.load(std::memory_order_relaxed);
+      while (target < capped && !quotient_copy_capped_at_.compare_exchange_weak(capped, target, std::memory_order_relaxed)) {
+      }
+    }
+    using kind = detail::quotient_copy_answer::kind;
+    if (a.answer == kind::unknown) return false;
+    total.completed = true;
+    total.by_copy_cover = true;
     if (a.answer == kind::found) {
       total.found = true;
       total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(a.dev)).objective_ms;
@@ -634,6 +675,8 @@ class mapping_search {
   std::optional<detail::quotient_ring_search> quotient_;  // the ring cover's relaxation on link classes
   // the smallest target where the relaxation held or its listing reached a limit
   mutable std::atomic<double> quotient_held_at_{std::numeric_limits<double>::infinity()};
+  std::optional<detail::quotient_copy_search> quotient_copy_;  // p2p: the copy cover on link classes
+  mutable std::atomic<double> quotient_copy_capped_at_{std::numeric_limits<double>::infinity()};
 };
 
 }  // namespace devplace

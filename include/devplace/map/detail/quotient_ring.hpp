@@ -91,6 +91,25 @@ namespace devplace::detail {
   return classes;
 }
 
+/// The link costs of the quotient by `classes` (a partition of the devices into link classes):
+/// [x · K + y] = w(x, y), the cost of every link between classes x ≠ y, and w(x, x) the cheapest
+/// link inside x (+inf for a class of one device). Reads `ms_per_byte`.
+[[nodiscard]] inline std::vector<double> quotient_link_costs(const link_costs& L, const std::vector<std::vector<std::size_t>>& classes) {
+  const std::size_t K = classes.size();
+  std::vector<double> w(K * K, std::numeric_limits<double>::infinity());
+  for (std::size_t x = 0; x < K; ++x)
+    for (std::size_t y = 0; y < K; ++y) {
+      if (x != y) {
+        w[x * K + y] = L.ms_per_byte(classes[x][0], classes[y][0]);
+        continue;
+      }
+      for (const auto a : classes[x])
+        for (const auto b : classes[x])
+          if (a != b) w[x * K + x] = std::min(w[x * K + x], L.ms_per_byte(a, b));
+    }
+  return w;
+}
+
 /// The answer of `quotient_ring_search::solve`.
 struct quotient_ring_answer {
   enum class kind { none, relaxed_found, unknown };
@@ -127,19 +146,8 @@ class quotient_ring_search {
     for (const auto& c : classes) devices += c.size(), largest = std::max(largest, c.size());
     if (devices != L.devices() || largest < 2) return;
     size_.resize(K_);
-    cost_.assign(K_ * K_, std::numeric_limits<double>::infinity());
-    for (std::size_t x = 0; x < K_; ++x) {
-      size_[x] = static_cast<std::uint32_t>(classes[x].size());
-      for (std::size_t y = 0; y < K_; ++y) {
-        if (x != y) {
-          cost_[x * K_ + y] = L.ms_per_byte(classes[x][0], classes[y][0]);
-          continue;
-        }
-        for (const auto a : classes[x])
-          for (const auto b : classes[x])
-            if (a != b) cost_[x * K_ + x] = std::min(cost_[x * K_ + x], L.ms_per_byte(a, b));
-      }
-    }
+    for (std::size_t x = 0; x < K_; ++x) size_[x] = static_cast<std::uint32_t>(classes[x].size());
+    cost_ = quotient_link_costs(L, classes);
     values_.assign(cost_.begin(), cost_.end());
     values_.erase(std::remove_if(values_.begin(), values_.end(), [](double w) { return !std::isfinite(w); }), values_.end());
     std::sort(values_.begin(), values_.end());
