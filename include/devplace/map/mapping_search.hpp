@@ -214,7 +214,7 @@ class mapping_search {
       twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
       if (expired()) return false;
       cover_.emplace(g, L, table_, deps_, twins_);
-    } else if (opt_.ring_cover && detail::ring_cover_applies(model_, g, L)) {
+    } else if (opt_.ring_cover && g.replicas() <= detail::ring_cover_max_replicas && detail::ring_cover_applies(model_, g, L)) {
       ring_cover_.emplace(g, L, table_, deps_, twins_);
       if (opt_.quotient_ring && L.symmetric() && L.devices() <= 256) {
         const auto classes = detail::find_link_classes(L, 16, setup_deadline_);

@@ -47,8 +47,15 @@
 
 namespace devplace::detail {
 
+/// The most replicas for which the mapper runs the ring cover: its listing holds device sets of R
+/// devices, and with rings of 16 devices no 64-device case of the benchmark is answered by it while
+/// its turns cost the depth-first runs most of the second (docs/mapping.md, "Rings of more than 12
+/// devices").
+inline constexpr std::size_t ring_cover_max_replicas = 12;
+
 /// Whether the ring cover is exact for `model` on `g` and `L`: the allreduce model, equal replica
-/// counts R ≥ 2, every stage with parameters, and no link latency.
+/// counts R ≥ 2, every stage with parameters, and no link latency. (The mapper runs it only up to
+/// `ring_cover_max_replicas`.)
 template <mapping_cost_model C>
 [[nodiscard]] bool ring_cover_applies(const C&, const stage_graph& g, const link_costs& L) {
   if constexpr (!std::is_same_v<std::remove_cvref_t<C>, allreduce_cost>) {
