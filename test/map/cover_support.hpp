@@ -139,10 +139,7 @@ void check_mapper_with_cover(const stage_graph& g, const link_costs& L, const C&
   CAPTURE(it);
   CAPTURE(S);
   CAPTURE(R);
-  check_valid_mapping(g, L.devices(), r);
-  CHECK(r.status == status::optimal);
-  CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
-  CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+  check_proved_optimum(g, L.devices(), r, opt);
   const std::size_t answered = rings ? r.searches_by_ring_cover : r.searches_by_copy_cover;
   CHECK((rings ? r.searches_by_copy_cover : r.searches_by_ring_cover) == 0);
   (limited ? by_dfs : by_cover) += limited ? r.searches - answered : answered;

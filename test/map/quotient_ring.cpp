@@ -172,9 +172,6 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the quotient ring cover, ob
                                {.threads = 1 + unsigned(it % 2), .restarts = it % 3 != 0, .ring_cover = it % 2 == 0,
                                 .local_search = false, .neighbourhood_search = false});
     CAPTURE(it);
-    test::check_valid_mapping(g, D, r);
-    CHECK(r.status == status::optimal);
-    CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
-    CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+    test::check_proved_optimum(g, D, r, opt);
   }
 }

@@ -46,4 +46,13 @@ inline void check_valid_mapping(const stage_graph& g, std::size_t D, const mappi
   CHECK(used.size() == g.vertices());
 }
 
+/// A valid mapping proved optimal: objective `opt` (the brute-force optimum) and a lower bound
+/// that does not exceed it.
+inline void check_proved_optimum(const stage_graph& g, std::size_t D, const mapping_result& r, double opt) {
+  check_valid_mapping(g, D, r);
+  CHECK(r.status == status::optimal);
+  CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
+  CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
+}
+
 }  // namespace devplace::test

@@ -297,16 +297,22 @@ class mapping_search {
     total.nodes += a.nodes;
     using kind = detail::group_cover_answer::kind;
     if (a.answer == kind::unknown) return false;
-    total.completed = true;
     total.by_group_cover = true;
-    if (a.answer == kind::found) {
-      total.found = true;
-      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(a.dev)).objective_ms;
-      total.dev = std::move(a.dev);
-    } else {
-      total.next_lower_bound_ms = a.next_change;
-    }
+    record_decision(a.answer == kind::found, std::move(a.dev), a.next_change, total);
     return true;
+  }
+
+  /// A cover's decision at a target into `total`: found (the mapping `dev`, evaluated under the
+  /// model) or none (every mapping ≥ `next_change`).
+  void record_decision(bool found, std::vector<std::size_t>&& dev, double next_change, target_search_result& total) const {
+    total.completed = true;
+    if (found) {
+      total.found = true;
+      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+      total.dev = std::move(dev);
+    } else {
+      total.next_lower_bound_ms = next_change;
+    }
   }
 
   /// The quotient copy cover at `target` (map/detail/quotient_copy.hpp); true when it answered
@@ -327,15 +333,8 @@ class mapping_search {
     }
     using kind = detail::quotient_copy_answer::kind;
     if (a.answer == kind::unknown) return false;
-    total.completed = true;
     total.by_copy_cover = true;
-    if (a.answer == kind::found) {
-      total.found = true;
-      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(a.dev)).objective_ms;
-      total.dev = std::move(a.dev);
-    } else {
-      total.next_lower_bound_ms = a.next_change;
-    }
+    record_decision(a.answer == kind::found, std::move(a.dev), a.next_change, total);
     return true;
   }
 
