@@ -327,9 +327,7 @@ class mapping_search {
     auto a = quotient_copy_->solve(target, lim, stop, deadline);
     total.nodes += a.nodes;
     if (a.listing_capped) {
-      double capped = quotient_copy_capped_at_.load(std::memory_order_relaxed);
-      while (target < capped && !quotient_copy_capped_at_.compare_exchange_weak(capped, target, std::memory_order_relaxed)) {
-      }
+      detail::atomic_lower(quotient_copy_capped_at_, target, std::memory_order_relaxed);
     }
     using kind = detail::quotient_copy_answer::kind;
     if (a.answer == kind::unknown) return false;
@@ -360,9 +358,7 @@ class mapping_search {
       }
     }
     if (a.answer == kind::relaxed_found || a.listing_capped) {  // so at every larger target
-      double held = quotient_held_at_.load(std::memory_order_relaxed);
-      while (target < held && !quotient_held_at_.compare_exchange_weak(held, target, std::memory_order_relaxed)) {
-      }
+      detail::atomic_lower(quotient_held_at_, target, std::memory_order_relaxed);
     }
     if (a.answer != kind::none) return false;
     total.completed = true;

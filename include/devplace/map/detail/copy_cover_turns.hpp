@@ -27,6 +27,13 @@
 
 namespace devplace::detail {
 
+/// `at` = min(at, v), atomically (a limit or threshold that several workers lower).
+inline void atomic_lower(std::atomic<double>& at, double v, std::memory_order order = std::memory_order_seq_cst) noexcept {
+  double cur = at.load(order);
+  while (v < cur && !at.compare_exchange_weak(cur, v, order)) {
+  }
+}
+
 /// The outcome of one cover turn: answered (the answer in the total), again (a larger budget may
 /// answer), or given up (its limits reached).
 enum class cover_turn { answered, again, given_up };
@@ -102,9 +109,7 @@ class copy_cover_turns {
     if (c.enumeration_capped) {
       // the listing only grows with the target: with this budget it stops at this target and above
       auto& at = (*capped_at_)[c.embeddings_capped ? capped_at_->size() - 1 : level];
-      double cur = at.load();
-      while (target < cur && !at.compare_exchange_weak(cur, target)) {
-      }
+      atomic_lower(at, target);
       if (c.embeddings_capped) {  // more embeddings than it takes: back off twice as fast
         stats_->misses.fetch_add(1, std::memory_order_relaxed);
         return turn::given_up;
