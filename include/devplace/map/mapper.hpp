@@ -125,6 +125,9 @@ struct mapping_result {
   std::size_t searches_by_ring_cover = 0;        ///< answered by the ring-cover search (mapper_options::ring_cover)
   std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
   std::size_t neighbourhood_changes = 0;         ///< sub-mappings the large-neighbourhood search accepted
+  /// Proved optimal, and the mapping is the one a fresh search found at the optimum
+  /// (`mapper_options::settle_nodes`): the same for any thread count
+  bool settled = false;
   double time_s = 0;
   std::string cost;                              ///< the model's name
 
@@ -181,6 +184,7 @@ class bracket_search {
     if (failure_) std::rethrow_exception(failure_);
     if (!timed_out_ && clock::now() >= deadline_ && t_r_ - t_l_ > eps()) timed_out_ = true;
     deadline_ = end;
+    if (t_r_ - t_l_ <= eps() && std::isfinite(t_r_) && o_.settle_nodes > 0) settle();
     if (lns && t_r_ - t_l_ > eps()) neighbourhood(o_.local_search ? end - limit / 16 : end);  // unproved
     if (o_.local_search && t_r_ - t_l_ > eps()) polish(best_, end);  // unproved: improve the incumbent
     return finish();
@@ -195,6 +199,20 @@ class bracket_search {
     target_search_result out;
     std::exception_ptr error;  ///< what the search threw, if anything
   };
+
+  /// Proved optimal: several targets may have found optimal mappings, and which one came first
+  /// depends on the threads' timing. The mapping returned is the one a search at t_r + ε finds
+  /// having forgotten the earlier targets (mapping_search::forget), within `settle_nodes` nodes
+  /// and the time limit: a function of the input alone. Its objective is ≤ t_r + ε, so the proof
+  /// stands; when the search does not find one in time, the first mapping found stays.
+  void settle() {
+    search_->forget();
+    auto r = search_->search(t_r_ + eps(), nullptr, deadline_, false, o_.settle_nodes);
+    res_.nodes_explored += r.nodes;
+    if (!r.found) return;
+    best_ = std::move(r.dev);
+    res_.settled = true;
+  }
 
   /// The best of the CS, p2p and random maps (and the warm starts) as the incumbent t_r0.
   void initial_bracket() {

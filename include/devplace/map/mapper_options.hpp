@@ -94,6 +94,11 @@ struct mapper_options {
   /// search ends unproved and the model's blocks are independent (p2p: replica copies; allreduce:
   /// stage rings): the last 1/4 of a finite `timeout_s` is kept for it and the local search
   bool neighbourhood_search = true;
+  /// Once the optimum is proved, the mapping returned is the one that a search at the optimum
+  /// (plus ε) finds afresh, having forgotten what the targets before taught it, within this many
+  /// nodes: so it is one mapping whatever the thread count and whichever concurrent target found
+  /// an optimal mapping first (docs/mapping.md, "Determinism"). 0: the first mapping found stays
+  std::uint64_t settle_nodes = std::uint64_t{1} << 20;
   std::size_t neighbourhood_blocks = 3;  ///< blocks freed per step (≥ 2)
   double neighbourhood_step_s = 0.03;    ///< exact search of one sub-problem
 };

@@ -91,8 +91,15 @@ class mapping_search {
   /// `*stop` becomes true or at `deadline`, and at once when the set-up is not `ready()`. `probe`:
   /// the target is the mapper's probe just above the lower end (`mapper_options::probe_gap`),
   /// where the cover turns list with 32 times their budget (copy_cover_turns::take).
+  /// `node_limit` (0: none) stops it, unanswered, once the runs and cover turns so far have
+  /// explored that many nodes (checked between them, so a run may overshoot it by its own budget).
+  ///
+  /// The answer depends on the target and on what earlier targets taught the covers (the targets
+  /// where their listings reached a limit, the cached listings), shared by concurrent searches;
+  /// after `forget()` it depends on the target alone, as long as no deadline or stop interrupts.
   [[nodiscard]] target_search_result search(double target, const std::atomic<bool>* stop = nullptr,
-                                            clock::time_point deadline = clock::time_point::max(), bool probe = false) const {
+                                            clock::time_point deadline = clock::time_point::max(), bool probe = false,
+                                            std::uint64_t node_limit = 0) const {
     target_search_result total;
     if (!ready_) return total;
     // On a topology of nodes (p2p, map/detail/group_cover.hpp) the node-group cover answers first
@@ -132,7 +139,7 @@ class mapping_search {
           case turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
           case turn::given_up: cover_open = false; break;
         }
-        if ((stop && stop->load()) || clock::now() >= deadline) return total;
+        if ((stop && stop->load()) || clock::now() >= deadline || (node_limit && total.nodes >= node_limit)) return total;
       }
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
       const unsigned kind = round % 3;
@@ -141,12 +148,23 @@ class mapping_search {
       st.shuffle = kind == 2 ? 0x9E3779B97F4A7C15ull * (round + 1) : 0;
       auto r = dfs(st, stop, deadline, warnsdorff, last ? 0 : budget);
       total.nodes += r.nodes;
-      if (r.completed || (stop && stop->load()) || clock::now() >= deadline) {
+      if (r.completed || (stop && stop->load()) || clock::now() >= deadline || (node_limit && total.nodes >= node_limit)) {
         r.nodes = total.nodes;
         return r;
       }
       if (kind == 2) budget *= 2;
     }
+  }
+
+  /// Forgets what earlier targets taught the covers (`search`), so that the next search answers
+  /// as a first one would. No search may run meanwhile.
+  void forget() {
+    quotient_held_at_.store(std::numeric_limits<double>::infinity());
+    quotient_copy_capped_at_.store(std::numeric_limits<double>::infinity());
+    if (cover_) cover_->forget();
+    if (ring_cover_) ring_cover_->forget();
+    if (quotient_) quotient_->forget();
+    if (quotient_copy_) quotient_copy_->forget();
   }
 
  private:

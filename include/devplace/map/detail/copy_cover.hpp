@@ -98,6 +98,10 @@ class listing_cache {
     std::lock_guard lk(mu_);
     if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
   }
+  void clear() {
+    std::lock_guard lk(mu_);
+    listing_.reset();
+  }
 
  private:
   mutable std::mutex mu_;

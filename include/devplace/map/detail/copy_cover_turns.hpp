@@ -52,6 +52,15 @@ class copy_cover_turns {
 
   [[nodiscard]] const Search& search() const noexcept { return search_; }
 
+  /// Forgets what earlier targets taught (the capped levels, the misses in a row, the cached
+  /// listing), so the next target is answered as the first one was. No turn may run meanwhile.
+  void forget() {
+    for (auto& x : *capped_at_) x.store(std::numeric_limits<double>::infinity());
+    stats_->misses.store(0);
+    stats_->targets.store(0);
+    cache_->clear();
+  }
+
   /// Whether the copy cover takes part in a new target: after k ≥ 2 targets in a row where it
   /// reached its limits, in one target out of 2^(k−1) only (it answers near the optimum or not
   /// at all; the depth-first search needs the time elsewhere). With `restarts` off, always.

@@ -136,6 +136,13 @@ class quotient_copy_search {
     return ok ? out : nullptr;
   }
 
+  /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
+  /// first one did.
+  void forget() {
+    std::lock_guard lk(mu_);
+    cache_.reset();
+  }
+
   /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
   /// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
   [[nodiscard]] quotient_copy_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,

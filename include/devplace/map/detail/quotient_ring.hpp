@@ -197,6 +197,13 @@ class quotient_ring_search {
     return W;
   }
 
+  /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
+  /// first one did.
+  void forget() {
+    std::lock_guard lk(mu_);
+    cache_.reset();
+  }
+
   /// Decides the relaxation at target t (file comment): none (no mapping below `next_change`),
   /// relaxed_found (no answer about the real topology), or unknown at a limit, `*stop` or
   /// `deadline`.
