@@ -52,6 +52,7 @@
 #include <mutex>
 #include <numeric>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -406,7 +407,8 @@ class quotient_copy_search {
     std::uint64_t steps = 0;
     bool aborted = false;
     std::vector<std::size_t> dev;
-    // assignments per count vector (by listing index), listed at t on first use
+    // assignments per count vector (by listing index), listed at t on first use: asg_done 1 when
+    // listed up to the first one (a packing's vectors are first checked for one each), 2 when whole
     std::vector<std::vector<std::uint32_t>> asg;   // flat S per assignment
     std::vector<char> asg_done, asg_capped;
 
@@ -424,10 +426,12 @@ class quotient_copy_search {
       return !aborted;
     }
 
-    /// The class assignments of count vector e with every relaxed time ≤ t (at most lim.assignments).
-    const std::vector<std::uint32_t>& assignments(std::size_t e) {
-      if (asg_done[e]) return asg[e];
-      asg_done[e] = 1;
+    /// The class assignments of count vector e with every relaxed time ≤ t whose classes each take
+    /// their stages alone (at most lim.assignments); with `first_only`, the first of them (the
+    /// list is whole when it is empty).
+    const std::vector<std::uint32_t>& assignments(std::size_t e, bool first_only = false) {
+      if (asg_done[e] == 2 || (first_only && asg_done[e] == 1)) return asg[e];
+      asg[e].clear();
       const auto& g = *q.g_;
       const std::size_t S = q.S_, K = q.K_;
       const std::uint8_t* c = lst.flat.data() + e * K;
@@ -442,12 +446,13 @@ class quotient_copy_search {
         return m;
       };
       auto later = [&](std::size_t u, std::size_t i) { return q.bytes_after(u, i); };
+      std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
       std::vector<const std::uint32_t*> alone(1);
       std::vector<char> seen(K);
       std::vector<item> items;
       std::vector<std::size_t> place;
       auto rec = [&](auto&& self, std::size_t i) -> void {
-        if (aborted || asg_capped[e]) return;
+        if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
         if (i == S) {
           if (lim.assignments && asg[e].size() / S >= lim.assignments) {
             asg_capped[e] = 1;
@@ -459,14 +464,26 @@ class quotient_copy_search {
           for (std::size_t s = 0; s < S; ++s) {
             if (seen[a[s]]) continue;
             seen[a[s]] = 1;
-            if (!class_fits(a[s], alone, items, place)) return;
+            if (!class_fits_memo(a[s], alone, items, place)) return;
           }
           asg[e].insert(asg[e].end(), a.begin(), a.end());
           return;
         }
         const std::size_t s = q.order_[i];
-        for (std::size_t x = 0; x < K && !aborted && !asg_capped[e]; ++x) {
-          if (used[x] == c[x]) continue;
+        // the classes with room, the cheapest for s's placed neighbours first (a realisable
+        // assignment, when there is one, comes early; the whole list is the same set either way)
+        auto& xs = cand[i];
+        xs.clear();
+        for (std::size_t x = 0; x < K; ++x)
+          if (used[x] < c[x]) {
+            double k = 0;
+            for (auto u : g.neighbours(s))
+              if (q.pos_[u] < i) k += g.message_bytes(s, u) * q.w_[x * K + a[u]];
+            xs.push_back({k, static_cast<std::uint32_t>(x)});
+          }
+        std::sort(xs.begin(), xs.end());
+        for (const auto& [cost_x, x] : xs) {
+          if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
           if (!tick()) return;
           ++used[x];
           a[s] = static_cast<std::uint32_t>(x);
@@ -489,6 +506,7 @@ class quotient_copy_search {
         }
       };
       rec(rec, 0);
+      if (!aborted) asg_done[e] = first_only && !asg[e].empty() ? 1 : 2;
       return asg[e];
     }
 
@@ -502,6 +520,40 @@ class quotient_copy_search {
     /// distinct devices of x within their slacks; the devices in `place` (by item) when true.
     bool class_fits(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
                     std::vector<std::size_t>& place) {
+      return class_items(x, chosen, items) && place_items(x, items, place);
+    }
+
+    /// `class_fits` without the devices, remembered by its items: the copies' choices that differ
+    /// outside class x (most of them, while the copies' assignments are tried depth-first) pose the
+    /// same placement problem in x again, and its answer is looked up instead of searched anew.
+    bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
+                         std::vector<std::size_t>& place) {
+      if (!class_items(x, chosen, items)) return false;
+      if (items.empty()) return true;
+      key.clear();
+      key.push_back(x);
+      for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
+      if (const auto f = memo.find(key); f != memo.end()) return f->second;
+      const bool ok = place_items(x, items, place);
+      if (aborted) return false;  // stopped inside: no answer to remember
+      if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
+      memo.emplace(key, ok);
+      return ok;
+    }
+
+    struct key_hash {
+      std::size_t operator()(const std::vector<std::uint64_t>& k) const noexcept {
+        std::uint64_t h = 0x9E3779B97F4A7C15ull;
+        for (const auto v : k) h = (h ^ v) * 0x100000001B3ull, h ^= h >> 29;
+        return static_cast<std::size_t>(h);
+      }
+    };
+    std::unordered_map<std::vector<std::uint64_t>, bool, key_hash> memo;
+    std::vector<std::uint64_t> key;
+
+    /// The constrained stages (with a neighbour of their copy in class x) of the copies `chosen`
+    /// in x, with their slacks; false when an unconstrained one is over t already.
+    bool class_items(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items) const {
       const auto& g = *q.g_;
       const std::size_t K = q.K_;
       const double T = t * (1 + 1e-12);  // the model's own times are checked at the end
@@ -520,6 +572,13 @@ class quotient_copy_search {
           if (constrained) items.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(s), T - v});
         }
       }
+      return true;
+    }
+
+    /// Distinct devices of class x for `items` within their slacks, depth-first (`place`).
+    bool place_items(std::size_t x, const std::vector<item>& items, std::vector<std::size_t>& place) {
+      const auto& g = *q.g_;
+      const std::size_t K = q.K_;
       place.assign(items.size(), 0);
       if (items.empty()) return true;
       const auto& devs = q.classes_[x];
@@ -588,6 +647,10 @@ class quotient_copy_search {
       std::vector<std::size_t> sol(sol_in.begin(), sol_in.end());
       std::sort(sol.begin(), sol.end());
       const std::size_t R = sol.size(), K = q.K_, S = q.S_;
+      // most rejected packings hold a vector with no assignment at all: that is found without
+      // listing the others' assignments whole
+      for (const auto e : sol)
+        if (assignments(e, true).empty()) return false;
       for (const auto e : sol)
         if (assignments(e).empty()) return false;
       std::vector<const std::uint32_t*> chosen;
@@ -609,7 +672,7 @@ class quotient_copy_search {
             const std::size_t x = chosen.back()[s];
             if (seen[x]) continue;
             seen[x] = 1;
-            ok = class_fits(x, chosen, items, place);
+            ok = class_fits_memo(x, chosen, items, place);
           }
           if (ok && self(self, r + 1)) return true;
           chosen.pop_back();
