@@ -73,7 +73,7 @@ struct mapper_options {
   /// not apply (random_blk_2, DGX-1 clusters), symmetric links without latency, at most 256
   /// devices: answer each target first, where it can, by the copy cover on the classes with the
   /// links inside each class relaxed to its cheapest and an exact realisation on the real links
-  /// (map/detail/quotient_copy.hpp), within 8 × `copy_cover_nodes` steps of its listing and `copy_cover_nodes` of its realisation
+  /// (map/detail/quotient_copy.hpp), within 8 × `copy_cover_nodes` steps of its listing and as many of its realisation
   bool quotient_copy = true;
   std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
   /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)

@@ -341,8 +341,8 @@ class mapping_search {
     if (target >= quotient_copy_capped_at_.load(std::memory_order_relaxed)) return false;
     const detail::quotient_copy_search::limits lim{.listing_steps = 8 * opt_.copy_cover_nodes,
                                                    .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16),
-                                                   .realise_steps = opt_.copy_cover_nodes};
-    auto a = quotient_copy_->solve(target, lim, stop, deadline);
+                                                   .realise_steps = 8 * opt_.copy_cover_nodes};
+    auto a = quotient_copy_->solve(target, lim, stop, deadline, &quotient_copy_capped_at_);
     total.nodes += a.nodes;
     if (a.listing_capped) {
       detail::atomic_lower(quotient_copy_capped_at_, target, std::memory_order_relaxed);

@@ -146,8 +146,12 @@ class quotient_copy_search {
 
   /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
   /// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
+  /// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
+  /// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
+  /// programme at a larger target only has more states, so it would reach the limit too).
   [[nodiscard]] quotient_copy_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                           clock::time_point deadline = clock::time_point::max()) const {
+                                           clock::time_point deadline = clock::time_point::max(),
+                                           const std::atomic<double>* capped_at = nullptr) const {
     quotient_copy_answer a;
     if (!applies_) return a;
     const double T = t * (1 + 1e-9) + 1e-12;  // a copy whose time rounds to t is listed
@@ -160,7 +164,7 @@ class quotient_copy_search {
       std::uint64_t steps = 0;
       auto fresh = std::make_shared<listing>();
       fresh->T = T;
-      const bool ok = run_programme(T, lim, stop, deadline, *fresh, steps);
+      const bool ok = run_programme(T, lim, stop, deadline, *fresh, steps, capped_at, t);
       a.nodes += steps;
       if (!ok) {
         a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
@@ -284,21 +288,32 @@ class quotient_copy_search {
       for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
       return h ^ (h >> 29);
     }
-    /// Merges (key, val) by the minimum of each value.
-    void insert(const std::uint8_t* k, const double* v) {
+    /// The index of key k, or `count` when it is absent.
+    [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
+      std::size_t i = hash(k, klen) & (slots.size() - 1);
+      while (slots[i] != 0) {
+        const std::size_t e = slots[i] - 1;
+        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) return e;
+        i = (i + 1) & (slots.size() - 1);
+      }
+      return count;
+    }
+    /// Merges (key, val) by the minimum of each value; the key's index.
+    std::size_t insert(const std::uint8_t* k, const double* v) {
       if (2 * (count + 1) > slots.size()) grow();
       std::size_t i = hash(k, klen) & (slots.size() - 1);
       while (slots[i] != 0) {
         const std::size_t e = slots[i] - 1;
         if (std::memcmp(keys.data() + e * klen, k, klen) == 0) {
           for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
-          return;
+          return e;
         }
         i = (i + 1) & (slots.size() - 1);
       }
       slots[i] = static_cast<std::uint32_t>(++count);
       keys.insert(keys.end(), k, k + klen);
       vals.insert(vals.end(), v, v + vlen);
+      return count - 1;
     }
     void grow() {
       slots.assign(slots.size() * 2, 0);
@@ -312,7 +327,7 @@ class quotient_copy_search {
 
   /// The programme at T (file comment) into `out`; false at a limit, `*stop` or `deadline`.
   bool run_programme(double T, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
-                     std::uint64_t& steps) const {
+                     std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
     const auto& g = *g_;
     const double inf = std::numeric_limits<double>::infinity();
     layer cur, nxt;
@@ -351,7 +366,9 @@ class quotient_copy_search {
         const double done = pv[before.size()];
         for (std::size_t x = 0; x < K_; ++x) {
           if (used[x] == size_[x]) continue;
-          if ((++steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)) return false;
+          if ((++steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline ||
+                                         (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
+            return false;
           if (lim.listing_steps && steps > lim.listing_steps) return false;
           ++used[x];
           double as = g.replica_compute_ms(s);
@@ -426,16 +443,133 @@ class quotient_copy_search {
       return !aborted;
     }
 
+    /// The *guide* of one count vector c: the programme (file comment, 1.) restricted to the
+    /// assignments with counts c (a class takes at most c_x stages, and the cheapest cost from a
+    /// stage's class is over the classes with some of c left, as in `assignments`), every layer
+    /// kept, and each state marked live when some transition leads from it to a live state of the
+    /// next layer (the last layer's states are live). The programme merges assignments into a
+    /// state by the minimum of its values, and its tests only get easier with lower values, so
+    /// the partial assignment of every exact assignment with counts c (and relaxed times ≤ t) is
+    /// a live state at every depth: the assignment search drops a partial assignment whose state
+    /// is not live, and stays exact. False when it stopped (a limit, `*stop`, the deadline).
+    std::vector<layer> gl;
+    std::vector<std::vector<char>> glive;
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> gedges;  // per depth: (state, child)
+    bool build_guide(const std::uint8_t* c) {
+      const auto& g = *q.g_;
+      const std::size_t S = q.S_, K = q.K_;
+      const double T = t * (1 + 1e-9) + 1e-12;
+      gl.resize(S + 1);
+      glive.resize(S + 1);
+      gl[0].reset(K, 1);
+      {
+        std::vector<std::uint8_t> k0(K, 0);
+        const double v0 = 0;
+        gl[0].insert(k0.data(), &v0);
+      }
+      std::vector<std::uint8_t> used(K), ckey;
+      std::vector<std::uint32_t> cls(S, 0);
+      std::vector<double> acc(S, 0), val;
+      auto cheapest = [&](std::size_t x) {
+        double m = std::numeric_limits<double>::infinity();
+        for (std::size_t y = 0; y < K; ++y)
+          if (used[y] < c[y] && (y != x || c[x] >= 2)) m = std::min(m, q.w_[x * K + y]);
+        return m;
+      };
+      static const std::vector<std::size_t> none;
+      // one transition from state `pe` of layer i by class x: the child's key and values, or false
+      auto step = [&](std::size_t i, std::size_t pe, std::size_t x, const std::vector<std::size_t>& nb,
+                      const std::vector<double>& nb_after, double s_after, const std::vector<char>& stays) {
+        const std::size_t s = q.order_[i];
+        const auto& before = i == 0 ? none : q.frontier_[i - 1];
+        const auto& after = q.frontier_[i];
+        const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
+        const double* pv = gl[i].vals.data() + pe * gl[i].vlen;
+        std::copy(pk, pk + K, used.begin());
+        for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K + j], acc[before[j]] = pv[j];
+        ++used[x];
+        double as = g.replica_compute_ms(s);
+        for (auto u : nb) as += g.message_bytes(s, u) * q.w_[x * K + cls[u]];
+        bool ok = as + (s_after > 0 ? s_after * cheapest(x) : 0) <= T;
+        for (std::size_t j = 0; j < nb.size() && ok; ++j) {
+          const std::size_t u = nb[j];
+          const double au = acc[u] + g.message_bytes(u, s) * q.w_[cls[u] * K + x];
+          ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest(cls[u]) : 0) <= T;
+        }
+        if (!ok) return false;
+        cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
+        for (auto u : nb) acc[u] += g.message_bytes(u, s) * q.w_[cls[u] * K + x];
+        double d = pv[before.size()];
+        for (auto f : before)
+          if (!stays[f]) d = std::max(d, acc[f]);
+        if (!stays[s]) d = std::max(d, as);
+        ckey.resize(K + after.size());
+        val.resize(after.size() + 1);
+        std::copy(used.begin(), used.end(), ckey.begin());
+        for (std::size_t j = 0; j < after.size(); ++j) ckey[K + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
+        val[after.size()] = d;
+        return true;
+      };
+      struct depth_data {
+        std::vector<std::size_t> nb;
+        std::vector<double> nb_after;
+        double s_after = 0;
+        std::vector<char> stays;
+      };
+      std::vector<depth_data> dd(S);
+      for (std::size_t i = 0; i < S; ++i) {
+        const std::size_t s = q.order_[i];
+        auto& d = dd[i];
+        for (auto u : g.neighbours(s))
+          if (q.pos_[u] < i) d.nb.push_back(u);
+        d.s_after = q.bytes_after(s, i);
+        for (auto u : d.nb) d.nb_after.push_back(q.bytes_after(u, i));
+        d.stays.assign(S, 0);
+        for (auto f : q.frontier_[i]) d.stays[f] = 1;
+      }
+      std::vector<std::size_t> in_c;  // the classes c uses
+      for (std::size_t x = 0; x < K; ++x)
+        if (c[x] > 0) in_c.push_back(x);
+      gedges.resize(S);
+      for (std::size_t i = 0; i < S; ++i) {
+        gl[i + 1].reset(K + q.frontier_[i].size(), q.frontier_[i].size() + 1);
+        gedges[i].clear();
+        for (std::size_t pe = 0; pe < gl[i].count; ++pe)
+          for (const auto x : in_c) {
+            if (gl[i].keys[pe * gl[i].klen + x] >= c[x]) continue;
+            if (!tick()) return false;
+            if (step(i, pe, x, dd[i].nb, dd[i].nb_after, dd[i].s_after, dd[i].stays))
+              gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(ckey.data(), val.data()))});
+          }
+        if (gl[i + 1].count == 0) {  // no partial assignment reaches depth i + 1: none is live
+          glive[0].assign(gl[0].count, 0);
+          return true;
+        }
+      }
+      glive[S].assign(gl[S].count, 1);
+      for (std::size_t i = S; i-- > 0;) {
+        glive[i].assign(gl[i].count, 0);
+        for (const auto& [pe, ce] : gedges[i])
+          if (glive[i + 1][ce]) glive[i][pe] = 1;
+      }
+      return true;
+    }
+
     /// The class assignments of count vector e with every relaxed time ≤ t whose classes each take
     /// their stages alone (at most lim.assignments); with `first_only`, the first of them (the
-    /// list is whole when it is empty).
+    /// list is whole when it is empty). Depth-first, along the live states of e's guide.
     const std::vector<std::uint32_t>& assignments(std::size_t e, bool first_only = false) {
       if (asg_done[e] == 2 || (first_only && asg_done[e] == 1)) return asg[e];
       asg[e].clear();
       const auto& g = *q.g_;
       const std::size_t S = q.S_, K = q.K_;
       const std::uint8_t* c = lst.flat.data() + e * K;
-      std::vector<std::uint8_t> used(K, 0);
+      if (!build_guide(c)) return asg[e];  // aborted
+      if (gl[0].count == 0 || !glive[0][0]) {  // no assignment: the guide proves it
+        asg_done[e] = 2;
+        return asg[e];
+      }
+      std::vector<std::uint8_t> used(K, 0), gkey;
       std::vector<std::uint32_t> a(S, 0);
       std::vector<double> acc(S, 0);
       const double T = t * (1 + 1e-9) + 1e-12;
@@ -444,6 +578,14 @@ class quotient_copy_search {
         for (std::size_t y = 0; y < K; ++y)
           if (used[y] < c[y] && (y != x || c[x] >= 2)) m = std::min(m, q.w_[x * K + y]);
         return m;
+      };
+      // whether the partial assignment after depth i is a live state of the guide
+      auto live = [&](std::size_t i) {
+        const auto& after = q.frontier_[i];
+        gkey.assign(used.begin(), used.end());
+        for (auto f : after) gkey.push_back(static_cast<std::uint8_t>(a[f]));
+        const std::size_t ce = gl[i + 1].find(gkey.data());
+        return ce < gl[i + 1].count && glive[i + 1][ce];
       };
       auto later = [&](std::size_t u, std::size_t i) { return q.bytes_after(u, i); };
       std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
@@ -499,7 +641,7 @@ class quotient_copy_search {
           ok = check(s);
           for (auto u : g.neighbours(s))
             if (ok && q.pos_[u] < i) ok = check(u);
-          if (ok) self(self, i + 1);
+          if (ok && live(i)) self(self, i + 1);
           for (auto u : g.neighbours(s))
             if (q.pos_[u] < i) acc[u] -= g.message_bytes(u, s) * q.w_[a[u] * K + x];
           --used[x];
