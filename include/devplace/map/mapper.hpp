@@ -162,6 +162,7 @@ class bracket_search {
     const bool lns = o_.neighbourhood_search && limit != clock::duration::max() &&
                      neighbourhood_blocks(model_, g_, L_) != block_kind::none;
     if (lns) deadline_ = t0_ + limit - limit / 4;
+    if (lns) exact_end_ = o_.local_search ? t0_ + limit - limit / 16 : end;
     if (limit != clock::duration::max() && threads_ >= 2) descent_at_ = t0_ + limit / 2;
     if (o_.local_search)
       polish_starts(limit == clock::duration::max() ? clock::time_point::max() : std::min(deadline_, t0_ + limit / 4));
@@ -265,6 +266,15 @@ class bracket_search {
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }
 
+  /// The end of the exact search: the large-neighbourhood search's quarter of the limit is left
+  /// to it while the bracket is wider than 1 % of the incumbent; a narrower bracket keeps the
+  /// exact search until the final polish (the neighbourhood search improves incumbents far from
+  /// the bound, and a bracket within 1 % is most often closed by one or two more targets).
+  [[nodiscard]] clock::time_point exact_deadline() const {
+    const bool narrow = std::isfinite(t_r_) && t_r_ - std::max(t_l_, heuristic_lower_) <= 0.01 * std::abs(t_r_);
+    return narrow ? std::max(deadline_, exact_end_) : deadline_;
+  }
+
   /// In the second half of a time limit, with two or more workers and none searching the top
   /// quarter of the bracket, a target just below the incumbent (1/16 of the bracket): a descent
   /// that finds a better mapping soon when the targets in the middle are hard, and closes the
@@ -299,8 +309,13 @@ class bracket_search {
       if (!j->cancelled) pts.push_back(j->target);
     std::sort(pts.begin(), pts.end());
     double best_gap = 0, target = -1;
+    // The middle of the widest gap; its lower quarter when the quotient copy cover decides the
+    // targets (map/detail/quotient_copy.hpp): its cost grows steeply with the target (the
+    // listing grows, the relaxation weakens) and it refutes low targets cheaply, while mappings
+    // near the incumbent come from the depth-first runs, the descent and the local search.
+    const double at = search_->quotient_copy_applies() ? 0.25 : 0.5;
     for (std::size_t i = 0; i + 1 < pts.size(); ++i)
-      if (pts[i + 1] - pts[i] > best_gap) best_gap = pts[i + 1] - pts[i], target = 0.5 * (pts[i] + pts[i + 1]);
+      if (pts[i + 1] - pts[i] > best_gap) best_gap = pts[i + 1] - pts[i], target = pts[i] + at * (pts[i + 1] - pts[i]);
     return best_gap > eps() && target > pts.front() ? target : -1;
   }
 
@@ -310,9 +325,9 @@ class bracket_search {
     j->probe = probe;
     job* jp = j.get();
     const auto dl = std::isfinite(o_.target_timeout_s) && o_.target_timeout_s < 1e9
-                        ? std::min(deadline_, clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                                 std::chrono::duration<double>(o_.target_timeout_s)))
-                        : deadline_;
+                        ? std::min(exact_deadline(), clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                                       std::chrono::duration<double>(o_.target_timeout_s)))
+                        : exact_deadline();
     ++res_.searches;
     jobs_.push_back(std::move(j));
     pool.submit([this, jp, dl] {
@@ -360,11 +375,11 @@ class bracket_search {
       bool probe = false;
       for (double t; active < threads_ && (t = next_target(&probe)) >= 0; ++active) launch(pool, t, probe);
       if (active == 0 && std::none_of(jobs_.begin(), jobs_.end(), [](auto& j) { return !j->done; })) break;
-      if (clock::now() >= deadline_) {
+      if (clock::now() >= exact_deadline()) {
         timed_out_ = true;
         break;
       }
-      const auto wake = descent_started_ ? deadline_ : std::min(deadline_, descent_at_);
+      const auto wake = descent_started_ ? exact_deadline() : std::min(exact_deadline(), descent_at_);
       if (wake == clock::time_point::max()) cv_.wait(lk, any_done);
       else cv_.wait_until(lk, wake, any_done);
       if (!descent_started_ && clock::now() >= descent_at_) {
@@ -428,6 +443,7 @@ class bracket_search {
   std::list<std::unique_ptr<job>> jobs_;
   bool timed_out_ = false;
   clock::time_point descent_at_ = clock::time_point::max();  // when the descent target starts
+  clock::time_point exact_end_ = clock::time_point::min();   // exact_deadline() with a narrow bracket
   bool descent_started_ = false;
   std::exception_ptr failure_;  // the first exception of a search: stops the rest, reaches the caller
 };

@@ -79,6 +79,8 @@ class mapping_search {
 
   /// Whether the precomputation finished before its deadline (else `search` does nothing).
   [[nodiscard]] bool ready() const noexcept { return ready_; }
+  /// Whether the quotient copy cover (map/detail/quotient_copy.hpp) answers targets first.
+  [[nodiscard]] bool quotient_copy_applies() const noexcept { return quotient_copy_.has_value(); }
 
   /// t_l0: the bottleneck-assignment bound (or eq. 10/11 with `assignment_bound = false`).
   [[nodiscard]] double initial_lower_bound() const noexcept { return lb0_; }

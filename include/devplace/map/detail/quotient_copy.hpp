@@ -52,6 +52,7 @@
 #include <mutex>
 #include <numeric>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -142,6 +143,8 @@ class quotient_copy_search {
   void forget() {
     std::lock_guard lk(mu_);
     cache_.reset();
+    std::lock_guard lk2(kmu_);
+    known_.clear();
   }
 
   /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
@@ -783,6 +786,23 @@ class quotient_copy_search {
       return rec(rec, 0);
     }
 
+    /// What earlier solves learnt of vector e at t: -1 no assignment, 1 some, 0 unknown.
+    [[nodiscard]] int known(std::size_t e) const {
+      const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+      std::lock_guard lk(q.kmu_);
+      const auto f = q.known_.find(k);
+      if (f == q.known_.end()) return 0;
+      return t <= f->second.none_up_to ? -1 : t >= f->second.some_from ? 1 : 0;
+    }
+    void learn(std::size_t e, bool some) const {
+      const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+      std::lock_guard lk(q.kmu_);
+      if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear();  // bounded memory
+      auto& v = q.known_[k];
+      if (some) v.some_from = std::min(v.some_from, t);
+      else v.none_up_to = std::max(v.none_up_to, t);
+    }
+
     /// Whether the packing `sol` (R count vectors) realises; the mapping in `dev` when it does.
     bool run(std::span<const std::size_t> sol_in) {
       if (aborted) return false;
@@ -790,9 +810,16 @@ class quotient_copy_search {
       std::sort(sol.begin(), sol.end());
       const std::size_t R = sol.size(), K = q.K_, S = q.S_;
       // most rejected packings hold a vector with no assignment at all: that is found without
-      // listing the others' assignments whole
-      for (const auto e : sol)
-        if (assignments(e, true).empty()) return false;
+      // listing the others' assignments whole, and remembered across targets
+      for (const auto e : sol) {
+        const int k = known(e);
+        if (k < 0) return false;
+        if (k > 0) continue;
+        const bool empty = assignments(e, true).empty();
+        if (aborted) return false;
+        learn(e, !empty);
+        if (empty) return false;
+      }
       for (const auto e : sol)
         if (assignments(e).empty()) return false;
       std::vector<const std::uint32_t*> chosen;
@@ -871,6 +898,15 @@ class quotient_copy_search {
   std::vector<std::vector<std::size_t>> frontier_;  // per depth
   mutable std::mutex mu_;
   mutable std::shared_ptr<const listing> cache_;    // the listing at the largest T so far
+  /// What earlier realisations learnt of a count vector's assignments, monotone in the target (an
+  /// assignment within t is one within every larger target): none at or below `none_up_to`, some
+  /// at or above `some_from`. Keyed by the vector's K counts; shared by concurrent solves.
+  struct vector_knowledge {
+    double none_up_to = -std::numeric_limits<double>::infinity();
+    double some_from = std::numeric_limits<double>::infinity();
+  };
+  mutable std::mutex kmu_;
+  mutable std::unordered_map<std::string, vector_knowledge> known_;
 };
 
 }  // namespace devplace::detail
