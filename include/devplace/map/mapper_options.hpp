@@ -69,6 +69,12 @@ struct mapper_options {
   /// ring cover on the classes with the links inside each class relaxed to its cheapest
   /// (map/detail/quotient_ring.hpp), within the copy cover's limits below
   bool quotient_ring = true;
+  /// allreduce (where the ring cover is exact, any number of replicas) on a topology of link
+  /// classes whose costs lie along a line (Robinsonian: random_blk_2, chains of nodes), symmetric
+  /// links, at most 512 devices: answer each target first, where it can, by the line ring cover
+  /// (map/detail/line_ring.hpp), which decides the relaxation of the links inside each class
+  /// exactly by a walk along the line, within min(`copy_cover_nodes`, 2^18) classes entered
+  bool line_ring = true;
   /// p2p with equal replica counts on a topology of link classes where the node-group cover does
   /// not apply (random_blk_2, DGX-1 clusters), symmetric links without latency, at most 256
   /// devices: answer each target first, where it can, by the copy cover on the classes with the

@@ -37,6 +37,7 @@
 #include "devplace/map/detail/component_bounds.hpp"
 #include "devplace/map/detail/copy_cover_turns.hpp"
 #include "devplace/map/detail/group_cover.hpp"
+#include "devplace/map/detail/line_ring.hpp"
 #include "devplace/map/detail/quotient_copy.hpp"
 #include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/detail/ring_cover.hpp"
@@ -110,6 +111,9 @@ class mapping_search {
     // On a topology of link classes (p2p, map/detail/quotient_copy.hpp) the quotient copy cover
     // answers first when it can within its limits.
     if (quotient_copy_ && answer_by_quotient_copy(target, stop, deadline, total)) return total;
+    // Allreduce on link classes along a line (map/detail/line_ring.hpp): the line ring cover
+    // decides the relaxation exactly and answers first when it can within its node limit.
+    if (line_ring_ && answer_by_line_ring(target, stop, deadline, total)) return total;
     // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
     // order when first needed) is built once for all restarts.
     search_state st;
@@ -163,6 +167,7 @@ class mapping_search {
   void forget() {
     quotient_held_at_.store(std::numeric_limits<double>::infinity());
     quotient_copy_capped_at_.store(std::numeric_limits<double>::infinity());
+    line_ring_held_at_.store(std::numeric_limits<double>::infinity());
     if (cover_) cover_->forget();
     if (ring_cover_) ring_cover_->forget();
     if (quotient_) quotient_->forget();
@@ -234,14 +239,22 @@ class mapping_search {
       twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
       if (expired()) return false;
       cover_.emplace(g, L, table_, deps_, twins_);
-    } else if (opt_.ring_cover && g.replicas() <= detail::ring_cover_max_replicas && detail::ring_cover_applies(model_, g, L)) {
-      ring_cover_.emplace(g, L, table_, deps_, twins_);
-      if (opt_.quotient_ring && L.symmetric() && L.devices() <= 256) {
-        const auto classes = detail::find_link_classes(L, 16, setup_deadline_);
-        if (classes.size() < L.devices()) {
-          quotient_.emplace(g, L, classes);
+    } else if (detail::ring_cover_applies(model_, g, L)) {
+      std::optional<std::vector<std::vector<std::size_t>>> classes;  // the link classes, found once
+      auto link_classes = [&]() -> const auto& {
+        if (!classes) classes = detail::find_link_classes(L, 16, setup_deadline_);
+        return *classes;
+      };
+      if (opt_.ring_cover && g.replicas() <= detail::ring_cover_max_replicas) {
+        ring_cover_.emplace(g, L, table_, deps_, twins_);
+        if (opt_.quotient_ring && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices()) {
+          quotient_.emplace(g, L, link_classes());
           if (!quotient_->applies()) quotient_.reset();
         }
+      }
+      if (opt_.line_ring && L.symmetric() && L.devices() <= 512) {
+        line_ring_.emplace(g, L, link_classes());
+        if (!line_ring_->applies()) line_ring_.reset();
       }
     }
     if (expired()) return false;
@@ -353,6 +366,32 @@ class mapping_search {
     if (a.answer == kind::unknown) return false;
     total.by_copy_cover = true;
     record_decision(a.answer == kind::found, std::move(a.dev), a.next_change, total);
+    return true;
+  }
+
+  /// The line ring cover at `target` (map/detail/line_ring.hpp); true when it answered: refuted,
+  /// or held with rings that realise (the answer in `total`). Targets at or above one where the
+  /// relaxation held without a mapping, or the walk reached its node limit, are left to the other
+  /// searches.
+  bool answer_by_line_ring(double target, const std::atomic<bool>* stop, clock::time_point deadline,
+                           target_search_result& total) const {
+    if (target >= line_ring_held_at_.load(std::memory_order_relaxed)) return false;
+    const auto a = line_ring_->solve(target, std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18), stop, deadline);
+    total.nodes += a.nodes;
+    using kind = detail::line_ring_answer::kind;
+    if (a.answer == kind::relaxed_found) {  // a mapping when the relaxed rings realise
+      if (auto dev = line_ring_->realise(a, target); !dev.empty()) {
+        total.completed = total.found = total.by_ring_cover = true;
+        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+        total.dev = std::move(dev);
+        return true;
+      }
+    }
+    if (a.answer == kind::relaxed_found || a.capped) detail::atomic_lower(line_ring_held_at_, target, std::memory_order_relaxed);
+    if (a.answer != kind::none) return false;
+    total.completed = true;
+    total.by_ring_cover = true;
+    total.next_lower_bound_ms = a.next_change;
     return true;
   }
 
@@ -690,6 +729,9 @@ class mapping_search {
   std::optional<detail::quotient_ring_search> quotient_;  // the ring cover's relaxation on link classes
   // the smallest target where the relaxation held or its listing reached a limit
   mutable std::atomic<double> quotient_held_at_{std::numeric_limits<double>::infinity()};
+  std::optional<detail::line_ring_search> line_ring_;  // allreduce: the relaxation on link classes along a line
+  // the smallest target where it held without a mapping or reached its node limit
+  mutable std::atomic<double> line_ring_held_at_{std::numeric_limits<double>::infinity()};
   std::optional<detail::quotient_copy_search> quotient_copy_;  // p2p: the copy cover on link classes
   mutable std::atomic<double> quotient_copy_capped_at_{std::numeric_limits<double>::infinity()};
 };

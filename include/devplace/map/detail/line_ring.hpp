@@ -1,0 +1,492 @@
+#pragma once
+/// \file map/detail/line_ring.hpp
+/// The line ring cover of the allreduce model (issue 16): the ring cover's relaxation on link
+/// classes (map/detail/quotient_ring.hpp) decided exactly, for rings of any length, when the
+/// classes lie on a line — random_blk_2 (link cost ∝ node distance), chains of nodes or racks,
+/// linear arrays of chiplets.
+///
+/// **Relaxation.** Between two link classes X ≠ Y every link costs one w(X, Y). Every link inside
+/// X is relaxed to w'(X, X) = min(cheapest link inside X, min_{Y≠X} w(X, Y)); costs only fall, so
+/// a target the relaxed topology cannot meet, the real one cannot either. Where the classes given
+/// do not lie on a line, classes whose costs to every other class agree are merged (their union is
+/// a link class; the links between them become links inside it), as often as that helps: a node
+/// whose slow links inside split it into finer classes is whole again.
+///
+/// **Line.** The classes are ordered so that w is *Robinsonian*: along every row the costs do not
+/// fall moving away from the diagonal, both ways (`find_robinson_order`; the search does not
+/// apply when no order is found). List the devices of a count vector c (c_X devices of class X,
+/// Σ c_X = R) along that order: v_0 ≤ … ≤ v_{R−1}. At every threshold θ the graph of relaxed
+/// links ≤ θ has this list as an umbrella ordering (u < v < x, ux ≤ θ ⇒ uv, vx ≤ θ; w'(X, X)
+/// is the cheapest of its row), so it is a proper interval graph, and such a graph with n ≥ 3
+/// vertices has a Hamiltonian cycle iff it is 2-connected, i.e. iff every v_{i−1}v_{i+1} is a
+/// link ≤ θ; the cycle v_0 v_2 v_4 … v_5 v_3 v_1 then uses only those links and v_0v_1,
+/// v_{R−2}v_{R−1}. Hence the ring cost in closed form,
+///     W(c) = max_{1 ≤ i ≤ R−2} w'(v_{i−1}, v_{i+1})   (R ≥ 3),   W(c) = w'(v_0, v_1)   (R = 2).
+///
+/// **Packing as a walk along the line.** At target t stage s accepts the links of cost ≤ θ_s
+/// (c_u(s) + x_s · w ≤ t, x_s as in the ring cover). A relaxed mapping is S count vectors within
+/// the class sizes, the one of stage s with W ≤ θ_s. The search walks the classes in line order
+/// and hands each class's devices to the stages; a stage's state is its devices so far k and the
+/// classes of its last two devices (a, b): a new device at class z needs w'(b, z) ≤ θ_s once
+/// k ≥ 2 (w'(a, z) when R = 2, k = 1). A stage that has started, is not full, and cannot reach
+/// the next class (w'(b, z) > θ_s: farther classes cost more) is dead; the devices still to come
+/// must cover what the stages lack. Stages accepting the same links are interchangeable (canonical
+/// states, and equal states take non-increasing counts); states that failed are remembered per
+/// class. Every failure is exact, so a complete failure proves that no mapping is below the
+/// smallest stage time above t of a relaxed cost value (`next_change`); a success is a relaxed
+/// mapping, which `realise` turns into devices when the real links inside the classes allow.
+///
+/// Cost: O(K³) once for the order (K classes; O(K⁴) for the greedy pass on ≤ 64 classes); per
+/// target O(S log K²) for the thresholds and the walk, bounded by a node limit (the states are
+/// (k, a, b) per stage, a and b within reach).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "devplace/map/detail/bottleneck_cycle.hpp"
+#include "devplace/map/detail/quotient_ring.hpp"
+#include "devplace/map/link_costs.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// Whether `order` (a permutation of 0..K−1) makes the symmetric K × K costs `w` Robinsonian:
+/// for every i, w(o_i, o_j) does not fall as j moves away from i, both ways (the diagonal
+/// ignored). O(K²).
+[[nodiscard]] inline bool is_robinson_order(std::span<const double> w, std::size_t K, std::span<const std::size_t> order) {
+  if (order.size() != K || w.size() != K * K) return false;
+  for (std::size_t i = 0; i < K; ++i) {
+    const std::size_t x = order[i];
+    for (std::size_t j = i + 2; j < K; ++j)
+      if (w[x * K + order[j]] < w[x * K + order[j - 1]]) return false;
+    for (std::size_t j = i; j-- > 1;)
+      if (w[x * K + order[j - 1]] < w[x * K + order[j]]) return false;
+  }
+  return true;
+}
+
+/// An order of K items in which the symmetric costs `w` (K × K) are Robinsonian, or empty. Each
+/// item p is tried as the first one: the others follow by ascending cost from p, ties by
+/// descending cost from the item farthest from p; on K ≤ 64 items, when that fails, they are
+/// placed greedily: next an item that every placed item's row ranks first among those left
+/// (ties: the one with the largest total cost to the others left). The first order that
+/// `is_robinson_order` accepts is returned. Exact on costs that grow strictly with the distance
+/// along a line (the candidate from an end is the line); with ties it may miss an order (the test
+/// only accepts a Robinsonian one). O(K³), the greedy pass O(K⁴).
+[[nodiscard]] inline std::vector<std::size_t> find_robinson_order(std::span<const double> w, std::size_t K) {
+  if (w.size() != K * K) return {};
+  std::vector<std::size_t> order(K);
+  auto farthest = [&](std::size_t p) {
+    std::size_t far = p;
+    for (std::size_t y = 0; y < K; ++y)
+      if (y != p && (far == p || w[p * K + y] > w[p * K + far])) far = y;
+    return far;
+  };
+  for (std::size_t p = 0; p < K; ++p) {
+    const std::size_t far = farthest(p);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::swap(order[0], order[p]);
+    std::sort(order.begin() + 1, order.end(), [&](std::size_t x, std::size_t y) {
+      if (w[p * K + x] != w[p * K + y]) return w[p * K + x] < w[p * K + y];
+      if (w[far * K + x] != w[far * K + y]) return w[far * K + x] > w[far * K + y];
+      return x < y;
+    });
+    if (is_robinson_order(w, K, order)) return order;
+  }
+  if (K > 64) return {};
+  std::vector<char> left(K);
+  for (std::size_t p = 0; p < K; ++p) {
+    std::fill(left.begin(), left.end(), 1);
+    order.assign(1, p);
+    left[p] = 0;
+    while (order.size() < K) {
+      std::size_t best = K;
+      double best_total = 0;
+      for (std::size_t y = 0; y < K; ++y) {
+        if (!left[y]) continue;
+        bool first = true;  // first in every placed row among the items left
+        for (const auto x : order)
+          for (std::size_t z = 0; z < K && first; ++z)
+            if (left[z] && w[x * K + z] < w[x * K + y]) first = false;
+        if (!first) continue;
+        double total = 0;
+        for (std::size_t z = 0; z < K; ++z)
+          if (left[z] && z != y) total += w[y * K + z];
+        if (best == K || total > best_total) best = y, best_total = total;
+      }
+      if (best == K) break;
+      order.push_back(best);
+      left[best] = 0;
+    }
+    if (order.size() == K && is_robinson_order(w, K, order)) return order;
+  }
+  return {};
+}
+
+/// The answer of `line_ring_search::solve`.
+struct line_ring_answer {
+  enum class kind { none, relaxed_found, unknown };
+  kind answer = kind::unknown;
+  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
+  std::uint64_t nodes = 0;                                       ///< classes entered by the walk
+  bool capped = false;                 ///< unknown because the walk reached its node limit
+  std::vector<std::uint32_t> counts;   ///< relaxed_found: the count vector of every stage (S · K, by `link_classes()`)
+};
+
+class line_ring_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// The relaxation of `L` on `classes` (a partition of the devices into link classes, e.g.
+  /// `find_link_classes`). `applies()` is false unless `g` has equal replica counts R ≥ 2 and
+  /// every stage parameters, `L` has symmetric links without latency and no more stage replicas
+  /// than devices, the classes cover the devices (for one class of them all, `find_link_classes`
+  /// of classes smaller than that first), and the costs between the classes (or coarser
+  /// ones, twins merged: file comment) are Robinsonian in an order that `find_robinson_order`
+  /// finds, with K · S ≤ 8,192 (the walk's depth). Keeps pointers to `g` and `L`.
+  line_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+      : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0) {
+    if (R_ < 2 || R_ > 0xFFFF || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() || classes.empty()) return;
+    for (std::size_t s = 0; s < S_; ++s)
+      if (!(g.allreduce_bytes(s) > 0)) return;
+    std::size_t devices = 0;
+    for (const auto& c : classes) devices += c.size();
+    if (devices != L.devices()) return;
+    // one class of every device says little: the classes of fewer devices first, when they lie on
+    // a line
+    bool line = false;
+    if (classes_.size() == 1 && devices > 1) {
+      classes_ = find_link_classes(L, devices - 1);
+      if (!(line = on_a_line(L))) classes_ = classes;
+    }
+    if (!line && !on_a_line(L)) return;
+    if (K_ * S_ > 8192) return;
+    for (std::size_t x = 0; x < K_; ++x)
+      for (std::size_t y = 0; y < K_; ++y)
+        if (y != x) cost_[x * K_ + x] = std::min(cost_[x * K_ + x], cost_[x * K_ + y]);
+    values_.assign(cost_.begin(), cost_.end());
+    values_.erase(std::remove_if(values_.begin(), values_.end(), [](double w) { return !std::isfinite(w); }), values_.end());
+    std::sort(values_.begin(), values_.end());
+    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    // ranks along the line: [i · K + j] = the rank of w'(order_i, order_j) among the values (+inf: none)
+    rank_.assign(K_ * K_, static_cast<std::uint32_t>(values_.size()));
+    for (std::size_t i = 0; i < K_; ++i)
+      for (std::size_t j = 0; j < K_; ++j) {
+        const double w = cost_[order_[i] * K_ + order_[j]];
+        if (std::isfinite(w))
+          rank_[i * K_ + j] = static_cast<std::uint32_t>(std::lower_bound(values_.begin(), values_.end(), w) - values_.begin());
+      }
+    size_.resize(K_);
+    suffix_.assign(K_ + 1, 0);
+    for (std::size_t i = K_; i-- > 0;) {
+      size_[i] = static_cast<std::uint32_t>(classes_[order_[i]].size());
+      suffix_[i] = suffix_[i + 1] + size_[i];
+    }
+    applies_ = true;
+  }
+
+  [[nodiscard]] bool applies() const noexcept { return applies_; }
+  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
+  /// The link classes it uses: those given, where the costs between them lie along a line, else
+  /// coarser ones (twins merged, see the constructor); the indices of `order`, `cost`, counts.
+  [[nodiscard]] const std::vector<std::vector<std::size_t>>& link_classes() const noexcept { return classes_; }
+  /// The classes (indices into `link_classes()`) in line order.
+  [[nodiscard]] std::span<const std::size_t> order() const noexcept { return order_; }
+  /// The relaxed cost w'(x, y) between classes x and y (indices into `link_classes()`).
+  /// Throws std::out_of_range unless both are below `classes()`.
+  [[nodiscard]] double cost(std::size_t x, std::size_t y) const {
+    if (x >= K_ || y >= K_) throw std::out_of_range("line_ring_search::cost: class index out of range");
+    return cost_[x * K_ + y];
+  }
+
+  /// W(c) of the count vector `count` (K entries by `link_classes()`, Σ = R ≥ 2) in the relaxed
+  /// topology, in closed form (file comment); +inf for a vector of fewer than 2 devices. Throws
+  /// std::invalid_argument unless `applies()` and `count` has `classes()` entries.
+  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count) const {
+    if (!applies_ || count.size() != K_) throw std::invalid_argument("line_ring_search::ring_cost: one count per class is needed");
+    std::vector<std::size_t> seq;  // the class of every device, along the line
+    for (std::size_t i = 0; i < K_; ++i) seq.insert(seq.end(), count[order_[i]], order_[i]);
+    if (seq.size() < 2) return std::numeric_limits<double>::infinity();
+    if (seq.size() == 2) return cost_[seq[0] * K_ + seq[1]];
+    double W = 0;
+    for (std::size_t i = 1; i + 1 < seq.size(); ++i) W = std::max(W, cost_[seq[i - 1] * K_ + seq[i + 1]]);
+    return W;
+  }
+
+  /// Decides the relaxation at target t (file comment): none (no mapping below `next_change`),
+  /// relaxed_found (with every stage's counts), or unknown after `node_limit` classes entered
+  /// (0: no limit), at `*stop` or at `deadline`.
+  [[nodiscard]] line_ring_answer solve(double t, std::uint64_t node_limit = 0, const std::atomic<bool>* stop = nullptr,
+                                       clock::time_point deadline = clock::time_point::max()) const {
+    line_ring_answer ans;
+    if (!applies_) return ans;
+    walk w(*this, t, node_limit, stop, deadline, ans);
+    const bool found = w.run();
+    ans.nodes = w.nodes;
+    if (w.capped) {
+      ans.capped = !(stop && stop->load()) && clock::now() < deadline;
+      return ans;
+    }
+    if (!found) {
+      ans.answer = line_ring_answer::kind::none;
+      return ans;
+    }
+    ans.answer = line_ring_answer::kind::relaxed_found;
+    ans.counts.assign(S_ * K_, 0);
+    for (std::size_t j = 0; j < S_; ++j)
+      for (std::size_t i = 0; i < K_; ++i) ans.counts[w.stage[j] * K_ + order_[i]] = w.take[j * K_ + i];
+    return ans;
+  }
+
+  /// A mapping at t from the counts of a relaxed_found answer, if one of `tries` draws realises
+  /// them: each stage takes its counts from the devices of each class (in order, then shuffled
+  /// per draw); its ring is the best cycle over them under the real links for R ≤ 12
+  /// (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1. The device of every vertex s·R + q,
+  /// or empty.
+  [[nodiscard]] std::vector<std::size_t> realise(const line_ring_answer& a, double t, std::size_t tries = 16) const {
+    if (a.answer != line_ring_answer::kind::relaxed_found || a.counts.size() != S_ * K_) return {};
+    const auto& g = *g_;
+    const auto& L = *L_;
+    std::vector<std::vector<std::size_t>> pool(classes_);
+    std::uint64_t z = 0x853C49E6748FEA9Bull;
+    std::vector<std::size_t> dev(g.vertices()), set, ring;
+    for (std::size_t draw = 0; draw < tries; ++draw) {
+      if (draw > 0)
+        for (auto& p : pool)
+          for (std::size_t i = p.size(); i > 1; --i) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(p[i - 1], p[(z >> 33) % i]);
+          }
+      std::vector<std::size_t> next(K_, 0);
+      bool ok = true;
+      for (std::size_t s = 0; s < S_ && ok; ++s) {
+        set.clear();
+        for (std::size_t i = 0; i < K_; ++i) {
+          const std::size_t x = order_[i];
+          for (std::uint32_t c = 0; c < a.counts[s * K_ + x]; ++c) set.push_back(pool[x][next[x]++]);
+        }
+        if (set.size() != R_) return {};
+        double W = std::numeric_limits<double>::infinity();
+        if (R_ <= 12) {
+          auto [w, order] = min_bottleneck_cycle(R_, [&](std::size_t i, std::size_t j) { return L.ms_per_byte(set[i], set[j]); });
+          W = w;
+          ring.clear();
+          for (const auto q : order) ring.push_back(set[q]);
+        } else {
+          ring.clear();
+          for (std::size_t q = 0; q < R_; q += 2) ring.push_back(set[q]);
+          for (std::size_t q = R_ - 1 - (R_ % 2 == 0 ? 0 : 1); q < R_; q -= 2) ring.push_back(set[q]);
+          W = 0;
+          for (std::size_t q = 0; q < R_; ++q) W = std::max(W, L.ms_per_byte(ring[q], ring[(q + 1) % R_]));
+        }
+        ok = ring.size() == R_ && g.replica_compute_ms(s) + g.allreduce_bytes(s) * W <= t;
+        for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
+      }
+      if (ok) return dev;
+    }
+    return {};
+  }
+
+ private:
+  /// Sets the classes' costs and line order, merging classes whose costs to every other class
+  /// agree (their union is a link class too; the links between them become links inside,
+  /// relaxed) until the costs lie along a line; false when no merge is left and they do not.
+  bool on_a_line(const link_costs& L) {
+    for (;;) {
+      K_ = classes_.size();
+      cost_ = quotient_link_costs(L, classes_);
+      order_ = find_robinson_order(cost_, K_);
+      if (!order_.empty()) return true;
+      std::vector<std::size_t> rep(K_);
+      std::iota(rep.begin(), rep.end(), std::size_t{0});
+      bool merged = false;
+      for (std::size_t x = 0; x < K_; ++x)
+        for (std::size_t y = x + 1; y < K_ && rep[x] == x; ++y) {
+          if (rep[y] != y) continue;
+          bool twins = true;
+          for (std::size_t z = 0; z < K_ && twins; ++z) twins = z == x || z == y || cost_[x * K_ + z] == cost_[y * K_ + z];
+          if (twins) rep[y] = x, merged = true;
+        }
+      if (!merged) return false;
+      std::vector<std::vector<std::size_t>> coarser;
+      std::vector<std::size_t> at(K_);
+      for (std::size_t x = 0; x < K_; ++x) {
+        if (rep[x] == x) at[x] = coarser.size(), coarser.emplace_back();
+        auto& c = coarser[at[rep[x]]];
+        c.insert(c.end(), classes_[x].begin(), classes_[x].end());
+      }
+      for (auto& c : coarser) std::sort(c.begin(), c.end());
+      classes_ = std::move(coarser);
+    }
+  }
+
+  /// One stage's devices so far and the line positions of its last two.
+  struct lane {
+    std::uint16_t k = 0, a = 0, b = 0;
+    friend bool operator==(const lane&, const lane&) = default;
+  };
+
+  /// The walk along the line at one target (file comment).
+  struct walk {
+    const line_ring_search& q;
+    double t;
+    std::uint64_t node_limit;
+    const std::atomic<bool>* stop;
+    clock::time_point deadline;
+    std::size_t S, R, K;
+    std::vector<std::uint32_t> rank;    // per stage (walk order): the values within t are the first rank
+    std::vector<std::size_t> stage;     // walk order → stage, most constrained first
+    std::vector<char> same_group;       // [j]: stage j accepts the same links as stage j − 1
+    std::vector<lane> cur;              // per stage (walk order)
+    std::vector<std::uint32_t> take;    // [j · K + i]: devices stage j takes from line position i
+    std::vector<std::vector<lane>> before;  // per class: the lanes on entering it
+    std::unordered_set<std::string> failed;
+    std::string key;
+    std::uint64_t nodes = 0;
+    bool capped = false;
+
+    walk(const line_ring_search& s, double target, std::uint64_t limit, const std::atomic<bool>* st, clock::time_point dl,
+         line_ring_answer& ans)
+        : q(s), t(target), node_limit(limit), stop(st), deadline(dl), S(s.S_), R(s.R_), K(s.K_) {
+      const auto& g = *q.g_;
+      const auto& v = q.values_;
+      std::vector<std::uint32_t> r(S);
+      for (std::size_t x = 0; x < S; ++x) {
+        auto time = [&](double w) { return g.replica_compute_ms(x) + g.allreduce_bytes(x) * w; };
+        std::size_t lo = 0, hi = v.size();
+        while (lo < hi) {
+          const std::size_t mid = (lo + hi) / 2;
+          if (time(v[mid]) <= t) lo = mid + 1;
+          else hi = mid;
+        }
+        r[x] = static_cast<std::uint32_t>(lo);
+        if (lo < v.size()) ans.next_change = std::min(ans.next_change, time(v[lo]));
+      }
+      stage.resize(S);
+      std::iota(stage.begin(), stage.end(), std::size_t{0});
+      std::stable_sort(stage.begin(), stage.end(), [&](std::size_t x, std::size_t y) { return r[x] < r[y]; });
+      rank.resize(S);
+      same_group.assign(S, 0);
+      for (std::size_t j = 0; j < S; ++j) {
+        rank[j] = r[stage[j]];
+        same_group[j] = j > 0 && rank[j] == rank[j - 1];
+      }
+      cur.assign(S, lane{});
+      take.assign(S * K, 0);
+      before.assign(K, std::vector<lane>(S));
+    }
+
+    [[nodiscard]] bool allowed(std::size_t j, std::size_t i, std::size_t k) const { return q.rank_[i * K + k] < rank[j]; }
+    /// Whether stage j in state l may take one more device at position z.
+    [[nodiscard]] bool can_add(std::size_t j, const lane& l, std::size_t z) const {
+      if (l.k >= 2) return allowed(j, l.b, z);
+      if (l.k == 1 && R == 2) return allowed(j, l.a, z);
+      return true;
+    }
+    /// Stage state l after one more device at position z (a full stage keeps no positions).
+    void add(lane& l, std::size_t z) const {
+      l.b = l.k == 0 ? static_cast<std::uint16_t>(z) : l.a;
+      l.a = static_cast<std::uint16_t>(z);
+      if (++l.k == R) l.a = l.b = 0;
+    }
+
+    bool run() { return place(0); }
+
+    /// Hands out the classes from position z on; true once every stage holds R devices.
+    bool place(std::size_t z) {
+      std::size_t lacking = 0;
+      for (const auto& l : cur) lacking += R - l.k;
+      if (lacking == 0) return true;
+      if (z == K || lacking > q.suffix_[z]) return false;
+      for (std::size_t j = 0; j < S; ++j)
+        if (cur[j].k > 0 && !can_reach(j, cur[j], z)) return false;
+      ++nodes;
+      if ((node_limit && nodes > node_limit) ||
+          ((nodes & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline))) {
+        capped = true;
+        return false;
+      }
+      make_key(z);
+      if (failed.count(key)) return false;
+      before[z] = cur;
+      const bool ok = hand_out(z, 0, q.size_[z]);
+      if (!ok && !capped) {
+        make_key(z);  // hand_out leaves cur as it found it
+        failed.insert(key);
+      }
+      return ok;
+    }
+
+    /// Whether stage j (started, not full) can still take a device at position z or later.
+    [[nodiscard]] bool can_reach(std::size_t j, const lane& l, std::size_t z) const {
+      if (l.k >= R) return true;
+      if (l.k >= 2) return allowed(j, l.b, z);
+      return allowed(j, l.a, z);  // k = 1: the device after next pairs with a (R = 2: the next one)
+    }
+
+    /// Stages j.. take devices of position z, `left` of them still free.
+    bool hand_out(std::size_t z, std::size_t j, std::uint32_t left) {
+      if (j == S) return place(z + 1);
+      const lane save = cur[j];
+      // the most stage j can take here (an equal stage before it in its group took no fewer)
+      std::uint32_t most = 0;
+      const std::uint32_t cap = std::min<std::uint32_t>(left, static_cast<std::uint32_t>(R - save.k));
+      std::vector<lane> after{save};
+      lane l = save;
+      while (most < cap && can_add(j, l, z)) add(l, z), after.push_back(l), ++most;
+      if (same_group[j] && before[z][j] == before[z][j - 1]) most = std::min(most, take[(j - 1) * K + z]);
+      for (std::uint32_t m = most + 1; m-- > 0;) {
+        cur[j] = after[m];
+        take[j * K + z] = m;
+        if (hand_out(z, j + 1, left - m)) return true;
+        if (capped) break;
+      }
+      cur[j] = save;
+      take[j * K + z] = 0;
+      return false;
+    }
+
+    /// The canonical state on entering position z: full and unstarted lanes alike, stages of one
+    /// group sorted.
+    void make_key(std::size_t z) {
+      std::vector<std::uint64_t> code(S);
+      for (std::size_t j = 0; j < S; ++j) {
+        const auto& l = cur[j];
+        const bool open = l.k > 0 && l.k < R;
+        code[j] = (std::uint64_t{l.k} << 32) | (open ? (std::uint64_t{l.a} << 16) | (l.k >= 2 ? l.b : l.a) : 0);
+      }
+      for (std::size_t j = 0; j < S;) {
+        std::size_t e = j + 1;
+        while (e < S && same_group[e]) ++e;
+        std::sort(code.begin() + static_cast<std::ptrdiff_t>(j), code.begin() + static_cast<std::ptrdiff_t>(e));
+        j = e;
+      }
+      key.assign(reinterpret_cast<const char*>(&z), sizeof z);
+      key.append(reinterpret_cast<const char*>(code.data()), code.size() * sizeof(std::uint64_t));
+    }
+  };
+
+  const stage_graph* g_;
+  const link_costs* L_;
+  std::vector<std::vector<std::size_t>> classes_;
+  std::size_t S_, R_, K_ = 0;
+  bool applies_ = false;
+  std::vector<double> cost_;           // [x · K + y]: w'(x, y), classes as used
+  std::vector<std::size_t> order_;     // line position → class
+  std::vector<double> values_;         // the distinct finite relaxed costs, ascending
+  std::vector<std::uint32_t> rank_;    // [i · K + j]: rank of w' between line positions i and j
+  std::vector<std::uint32_t> size_;    // devices per line position
+  std::vector<std::uint32_t> suffix_;  // devices at line positions ≥ i
+};
+
+}  // namespace devplace::detail
