@@ -75,9 +75,10 @@ namespace devplace::detail {
   return true;
 }
 
-/// An order of K items in which the symmetric costs `w` (K × K) are Robinsonian, or empty. Each
-/// item p is tried as the first one: the others follow by ascending cost from p, ties by
-/// descending cost from the item farthest from p; on K ≤ 64 items, when that fails, they are
+/// An order of K items in which the symmetric costs `w` (K × K) are Robinsonian, or empty. The
+/// items whose row holds the largest cost (the ends of any such order do) are tried as the first
+/// one p, at most 16 of them: the others follow by ascending cost from p, ties by descending
+/// cost from the item farthest from p; on K ≤ 64 items, when that fails, they are
 /// placed greedily: next an item that every placed item's row ranks first among those left
 /// (ties: the one with the largest total cost to the others left). The first order that
 /// `is_robinson_order` accepts is returned. Exact on costs that grow strictly with the distance
@@ -92,7 +93,18 @@ namespace devplace::detail {
       if (y != p && (far == p || w[p * K + y] > w[p * K + far])) far = y;
     return far;
   };
-  for (std::size_t p = 0; p < K; ++p) {
+  // the two ends of a Robinsonian order hold the largest cost: the first item is one of those
+  // whose row reaches it (at most 16 of them tried)
+  double top = -std::numeric_limits<double>::infinity();
+  std::vector<double> row_max(K, -std::numeric_limits<double>::infinity());
+  for (std::size_t x = 0; x < K; ++x) {
+    for (std::size_t y = 0; y < K; ++y)
+      if (y != x) row_max[x] = std::max(row_max[x], w[x * K + y]);
+    top = std::max(top, row_max[x]);
+  }
+  for (std::size_t p = 0, tried = 0; p < K && tried < 16; ++p) {
+    if (K > 1 && row_max[p] != top) continue;
+    ++tried;
     const std::size_t far = farthest(p);
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::swap(order[0], order[p]);
@@ -106,6 +118,7 @@ namespace devplace::detail {
   if (K > 64) return {};
   std::vector<char> left(K);
   for (std::size_t p = 0; p < K; ++p) {
+    if (row_max[p] != top) continue;
     std::fill(left.begin(), left.end(), 1);
     order.assign(1, p);
     left[p] = 0;
@@ -347,9 +360,14 @@ class line_ring_search {
     std::vector<std::uint32_t> rank;    // per stage (walk order): the values within t are the first rank
     std::vector<std::size_t> stage;     // walk order → stage, most constrained first
     std::vector<char> same_group;       // [j]: stage j accepts the same links as stage j − 1
+    std::vector<std::size_t> reach_of;  // [j · K + x]: the farthest position stage j reaches from x
+    std::vector<std::uint32_t> due;     // deadlines_met: the devices needed by each position
+    std::vector<std::size_t> chain;     // deadlines_met: one stage's bounds
     std::vector<lane> cur;              // per stage (walk order)
     std::vector<std::uint32_t> take;    // [j · K + i]: devices stage j takes from line position i
     std::vector<std::vector<lane>> before;  // per class: the lanes on entering it
+    std::vector<std::vector<std::uint32_t>> room;  // per class: [j] the devices stages j.. lack
+    std::vector<std::uint32_t> slack;       // per class: the devices from it on that may stay unused
     std::unordered_set<std::string> failed;
     std::string key;
     std::uint64_t nodes = 0;
@@ -381,9 +399,25 @@ class line_ring_search {
         rank[j] = r[stage[j]];
         same_group[j] = j > 0 && rank[j] == rank[j - 1];
       }
+      // reach_of[j · K + x]: the farthest position y ≥ x whose link from x stage j accepts (those
+      // further on form an interval, and it grows with x: the costs are Robinsonian)
+      reach_of.resize(S * K);
+      for (std::size_t j = 0; j < S; ++j)
+        for (std::size_t x = 0; x < K; ++x) {
+          if (same_group[j]) {
+            reach_of[j * K + x] = reach_of[(j - 1) * K + x];
+            continue;
+          }
+          std::size_t y = x;
+          while (y + 1 < K && allowed(j, x, y + 1)) ++y;
+          reach_of[j * K + x] = y;
+        }
+      due.assign(K, 0);
       cur.assign(S, lane{});
       take.assign(S * K, 0);
       before.assign(K, std::vector<lane>(S));
+      room.assign(K, std::vector<std::uint32_t>(S + 1, 0));
+      slack.assign(K, 0);
     }
 
     [[nodiscard]] bool allowed(std::size_t j, std::size_t i, std::size_t k) const { return q.rank_[i * K + k] < rank[j]; }
@@ -410,12 +444,19 @@ class line_ring_search {
       if (z == K || lacking > q.suffix_[z]) return false;
       for (std::size_t j = 0; j < S; ++j)
         if (cur[j].k > 0 && !can_reach(j, cur[j], z)) return false;
+      if (!deadlines_met(z)) return false;
       ++nodes;
       if ((node_limit && nodes > node_limit) ||
           ((nodes & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline))) {
         capped = true;
         return false;
       }
+      // the devices of position z that may stay unused, and what stages j.. could take here at most
+      slack[z] = static_cast<std::uint32_t>(q.suffix_[z] - lacking);
+      auto& rm = room[z];
+      rm[S] = 0;
+      for (std::size_t j = S; j-- > 0;) rm[j] = rm[j + 1] + static_cast<std::uint32_t>(R - cur[j].k);
+      if (q.size_[z] > slack[z] + rm[0]) return false;
       make_key(z);
       if (failed.count(key)) return false;
       before[z] = cur;
@@ -425,6 +466,41 @@ class line_ring_search {
         failed.insert(key);
       }
       return ok;
+    }
+
+    /// Hall's condition on the devices the started stages still need, entering position z. A
+    /// stage with k devices, its last two at b ≤ a, takes its next devices v_k ≤ v_{k+1} ≤ … at
+    /// positions ≥ z with v_k ≤ reach(b), v_{k+1} ≤ reach(a) (k = 1: both ≤ reach(a)), and
+    /// v_{k+i} ≤ reach(bound of v_{k+i−2}) (reach grows with the position: Robinsonian costs);
+    /// so every position r must hold, between z and r, as many devices as the stages need by r
+    /// (what they need beyond their bounds, and the stages not started, by the last position).
+    bool deadlines_met(std::size_t z) {
+      std::fill(due.begin(), due.end(), 0u);
+      for (std::size_t j = 0; j < S; ++j) {
+        const auto& l = cur[j];
+        if (l.k == 0 || l.k >= R) continue;
+        const std::size_t need = R - l.k;
+        chain.clear();
+        const std::size_t* reach = &reach_of[j * K];
+        chain.push_back(reach[l.k >= 2 ? l.b : l.a]);
+        if (need >= 2) chain.push_back(reach[l.a]);
+        while (chain.size() < need && chain.back() < K - 1) chain.push_back(reach[chain[chain.size() - 2]]);
+        // sorted devices: each one's bound is also the least bound of the ones after it
+        for (std::size_t i = chain.size() - 1; i-- > 0;) chain[i] = std::min(chain[i], chain[i + 1]);
+        for (const auto r : chain) {
+          if (r < z) return false;
+          ++due[r];
+        }
+        due[K - 1] += static_cast<std::uint32_t>(need - chain.size());  // the rest by the end
+      }
+      for (const auto& l : cur)
+        if (l.k == 0) due[K - 1] += static_cast<std::uint32_t>(R);
+      std::size_t demand = 0, supply = 0;
+      for (std::size_t r = z; r < K; ++r) {
+        demand += due[r], supply += q.size_[r];
+        if (demand > supply) return false;
+      }
+      return true;
     }
 
     /// Whether stage j (started, not full) can still take a device at position z or later.
@@ -438,15 +514,18 @@ class line_ring_search {
     bool hand_out(std::size_t z, std::size_t j, std::uint32_t left) {
       if (j == S) return place(z + 1);
       const lane save = cur[j];
-      // the most stage j can take here (an equal stage before it in its group took no fewer)
+      // the most stage j can take here (an equal stage before it in its group took no fewer), and
+      // the least: the devices left must fit in the slack and what the stages after it can take
       std::uint32_t most = 0;
       const std::uint32_t cap = std::min<std::uint32_t>(left, static_cast<std::uint32_t>(R - save.k));
-      std::vector<lane> after{save};
-      lane l = save;
-      while (most < cap && can_add(j, l, z)) add(l, z), after.push_back(l), ++most;
+      for (lane l = save; most < cap && can_add(j, l, z);) add(l, z), ++most;
       if (same_group[j] && before[z][j] == before[z][j - 1]) most = std::min(most, take[(j - 1) * K + z]);
-      for (std::uint32_t m = most + 1; m-- > 0;) {
-        cur[j] = after[m];
+      const std::uint32_t absorb = slack[z] + room[z][j + 1];
+      const std::uint32_t least = left > absorb ? left - absorb : 0;
+      for (std::uint32_t m = most + 1; m-- > least;) {
+        lane l = save;
+        for (std::uint32_t n = 0; n < m; ++n) add(l, z);
+        cur[j] = l;
         take[j * K + z] = m;
         if (hand_out(z, j + 1, left - m)) return true;
         if (capped) break;

@@ -53,8 +53,11 @@ namespace devplace::detail {
 /// The link classes of `L` (file comment): every device in exactly one class, classes of two or
 /// more devices grown from pairs (the smallest class holding the pair, at most `max_size`
 /// devices), the others alone; ascending devices, classes by their first device. Symmetric
-/// per-byte costs are read (`ms_per_byte`). O(D³); at `deadline` the classes found so far and
-/// singletons for the rest.
+/// per-byte costs are read (`ms_per_byte`). O(D³); O(D² · max_size) when the rows of most pairs
+/// differ on more than max_size − 2 devices (a mesh, a torus: such a pair is skipped after its
+/// first max_size − 1 differences, and a pair once the class would be no smaller than the best
+/// one found for its first device); at `deadline` the classes found so far and singletons for
+/// the rest.
 [[nodiscard]] inline std::vector<std::vector<std::size_t>> find_link_classes(
     const link_costs& L, std::size_t max_size = 16, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   const std::size_t D = L.devices();
@@ -65,8 +68,15 @@ namespace devplace::detail {
     if (assigned[a]) continue;
     best = {a};
     if (std::chrono::steady_clock::now() < deadline) {
-      for (std::size_t b = a + 1; b < D; ++b) {
+      for (std::size_t b = a + 1; b < D && best.size() != 2; ++b) {
         if (assigned[b]) continue;
+        // the most devices a class may hold: max_size, and fewer than the best one so far
+        const std::size_t cap = best.size() > 1 ? std::min(max_size, best.size() - 1) : max_size;
+        // every device on which a and b differ must join: more than cap − 2 of them, none
+        std::size_t differ = 0;
+        for (std::size_t c = 0; c < D && differ + 2 <= cap; ++c)
+          if (c != a && c != b && L.ms_per_byte(b, c) != L.ms_per_byte(a, c)) ++differ;
+        if (differ + 2 > cap) continue;
         // grow {a, b} until every member's links outside it equal a's
         cls = {a, b};
         in[a] = in[b] = 1;
@@ -76,7 +86,7 @@ namespace devplace::detail {
           for (std::size_t c = 0; c < D && ok; ++c) {
             if (in[c] || L.ms_per_byte(x, c) == L.ms_per_byte(a, c)) continue;
             // c must join: x and a differ on it (members before x agree with a outside the class)
-            if (assigned[c] || cls.size() == max_size) ok = false;
+            if (assigned[c] || cls.size() == cap) ok = false;
             else in[c] = 1, cls.push_back(c);
           }
         }
