@@ -457,6 +457,17 @@ class quotient_copy_search {
     /// is not live, and stays exact. False when it stopped (a limit, `*stop`, the deadline).
     std::vector<layer> gl;
     std::vector<std::vector<char>> glive;
+    // per class x: the classes that count vector c uses, by ascending cost from x (x itself when
+    // c_x ≥ 2): the cheapest cost from x to a class with some of c left is the first with room
+    std::vector<std::vector<std::uint32_t>> near_c;
+    void make_near(const std::uint8_t* c) {
+      near_c.resize(q.K_);
+      for (std::size_t x = 0; x < q.K_; ++x) {
+        near_c[x].clear();
+        for (const auto y : q.nearest_[x])
+          if (c[y] > 0 && (y != x || c[x] >= 2)) near_c[x].push_back(y);
+      }
+    }
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> gedges;  // per depth: (state, child)
     bool build_guide(const std::uint8_t* c) {
       const auto& g = *q.g_;
@@ -473,11 +484,11 @@ class quotient_copy_search {
       std::vector<std::uint8_t> used(K), ckey;
       std::vector<std::uint32_t> cls(S, 0);
       std::vector<double> acc(S, 0), val;
+      make_near(c);
       auto cheapest = [&](std::size_t x) {
-        double m = std::numeric_limits<double>::infinity();
-        for (std::size_t y = 0; y < K; ++y)
-          if (used[y] < c[y] && (y != x || c[x] >= 2)) m = std::min(m, q.w_[x * K + y]);
-        return m;
+        for (const auto y : near_c[x])
+          if (used[y] < c[y]) return q.w_[x * K + y];
+        return std::numeric_limits<double>::infinity();
       };
       static const std::vector<std::size_t> none;
       // one transition from state `pe` of layer i by class x: the child's key and values, or false
@@ -576,11 +587,11 @@ class quotient_copy_search {
       std::vector<std::uint32_t> a(S, 0);
       std::vector<double> acc(S, 0);
       const double T = t * (1 + 1e-9) + 1e-12;
+      make_near(c);
       auto cheapest = [&](std::size_t x) {
-        double m = std::numeric_limits<double>::infinity();
-        for (std::size_t y = 0; y < K; ++y)
-          if (used[y] < c[y] && (y != x || c[x] >= 2)) m = std::min(m, q.w_[x * K + y]);
-        return m;
+        for (const auto y : near_c[x])
+          if (used[y] < c[y]) return q.w_[x * K + y];
+        return std::numeric_limits<double>::infinity();
       };
       // whether the partial assignment after depth i is a live state of the guide
       auto live = [&](std::size_t i) {
