@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -100,6 +101,19 @@ std::vector<std::vector<std::uint32_t>> count_vectors(const std::vector<std::uin
   };
   rec(rec, 0, R);
   return out;
+}
+
+/// A small instance of the line tests: S stages of R replicas (S · R ≤ D) and D devices on a line
+/// topology of kind `kind` (line_topology).
+struct small_instance {
+  std::size_t S, R;
+  stage_graph g;
+  link_costs L;
+};
+small_instance draw_instance(std::mt19937_64& rng, std::size_t D, int kind) {
+  const auto [S, R] = test::small_shape(rng, D);
+  auto g = test::ring_stage_graph(rng, S, R);
+  return {S, R, std::move(g), link_costs(line_topology(rng, D, kind))};
 }
 
 }  // namespace
@@ -232,12 +246,10 @@ TEST_CASE("line ring: every target decided exactly against a brute-force packing
   std::size_t none = 0, found = 0;
   for (int it = 0; it < 160; ++it) {
     const std::size_t D = 6 + rng() % 4;
-    std::size_t S = 0, R = 0;
-    do {
-      S = 1 + rng() % 3, R = 2 + rng() % 3;
-    } while (S * R > D);
-    const auto g = test::ring_stage_graph(rng, S, R);
-    const link_costs L(line_topology(rng, D, it));
+    const auto inst = draw_instance(rng, D, it);
+    const std::size_t S = inst.S, R = inst.R;
+    const auto& g = inst.g;
+    const auto& L = inst.L;
     const detail::line_ring_search q(g, L, detail::find_link_classes(L));
     CAPTURE(it);
     REQUIRE(q.applies());
@@ -318,12 +330,9 @@ TEST_CASE("line ring: none only below the brute-force optimum, and realised mapp
   std::size_t none = 0, realised = 0;
   for (int it = 0; it < 100; ++it) {
     const std::size_t D = 6 + rng() % 3;
-    std::size_t S = 0, R = 0;
-    do {
-      S = 1 + rng() % 3, R = 2 + rng() % 3;
-    } while (S * R > D);
-    const auto g = test::ring_stage_graph(rng, S, R);
-    const link_costs L(line_topology(rng, D, it));
+    const auto inst = draw_instance(rng, D, it);
+    const auto& g = inst.g;
+    const auto& L = inst.L;
     const detail::line_ring_search q(g, L, detail::find_link_classes(L));
     REQUIRE(q.applies());
     const double opt = test::brute_force(g, L, allreduce_cost{});
@@ -342,11 +351,7 @@ TEST_CASE("line ring: none only below the brute-force optimum, and realised mapp
       const auto dev = q.realise(a, t);
       if (dev.empty()) continue;
       ++realised;
-      std::vector<std::size_t> sorted(dev);
-      std::sort(sorted.begin(), sorted.end());
-      CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
-      CHECK(sorted.back() < D);
-      CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(dev)).objective_ms <= t * (1 + 1e-12));
+      test::check_mapping_within(g, L, allreduce_cost{}, dev, t);
     }
   }
   CHECK(none > 80);
@@ -371,7 +376,7 @@ TEST_CASE("line ring: realised rings of more than 12 devices follow the line") {
     const auto dev = q.realise(a, cs * 4);
     CAPTURE(it);
     REQUIRE(!dev.empty());
-    CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(dev)).objective_ms <= cs * 4);
+    test::check_mapping_within(g, L, allreduce_cost{}, dev, cs * 4);
   }
 }
 
@@ -379,12 +384,9 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the line ring cover, object
   std::mt19937_64 rng(96);
   for (int it = 0; it < 60; ++it) {
     const std::size_t D = 6 + rng() % 3;
-    std::size_t S = 0, R = 0;
-    do {
-      S = 1 + rng() % 3, R = 2 + rng() % 3;
-    } while (S * R > D);
-    const auto g = test::ring_stage_graph(rng, S, R);
-    const link_costs L(line_topology(rng, D, it));
+    const auto inst = draw_instance(rng, D, it);
+    const auto& g = inst.g;
+    const auto& L = inst.L;
     const double opt = test::brute_force(g, L, allreduce_cost{});
     // the ring cover off on most instances: the line ring and the depth-first search answer
     const auto r = map_devices(g, L, allreduce_cost{},

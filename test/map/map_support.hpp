@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -28,6 +29,15 @@ inline stage_graph random_stage_graph(std::mt19937_64& rng, std::size_t S, std::
     for (std::size_t b = a + 1; b < S; ++b)
       if (b == a + 1 ? rng() % 10 < 9 : rng() % 10 < 2) m[a][b] = m[b][a] = double(1 + rng() % 9) * 1e6;
   return stage_graph(R, c, p, m);
+}
+
+/// S ∈ [1, 3] stages of R ∈ [2, 4] replicas with S · R ≤ D (D ≥ 2), drawn until they fit.
+inline std::pair<std::size_t, std::size_t> small_shape(std::mt19937_64& rng, std::size_t D) {
+  std::size_t S = 0, R = 0;
+  do {
+    S = 1 + rng() % 3, R = 2 + rng() % 3;
+  } while (S * R > D);
+  return {S, R};
 }
 
 /// A random chain of stages whose every stage has parameters (where the ring covers apply).

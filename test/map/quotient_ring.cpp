@@ -143,11 +143,7 @@ TEST_CASE("quotient ring: every target answered against the brute-force optimum 
       const auto dev = q.realise(a, t);
       if (dev.empty()) continue;
       ++realised;
-      std::vector<std::size_t> sorted(dev);
-      std::sort(sorted.begin(), sorted.end());
-      CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
-      CHECK(sorted.back() < D);
-      CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(dev)).objective_ms <= t * (1 + 1e-12));
+      test::check_mapping_within(g, L, allreduce_cost{}, dev, t);
     }
   }
   CHECK(none > 150);
@@ -160,10 +156,8 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the quotient ring cover, ob
   std::mt19937_64 rng(83);
   for (int it = 0; it < 60; ++it) {
     const std::size_t D = 6 + rng() % 3;
-    std::size_t S = 0, R = 0;
-    do {
-      S = 1 + rng() % 3, R = 2 + rng() % 3;
-    } while (S * R > D);
+    const auto shape = test::small_shape(rng, D);
+    const std::size_t S = shape.first, R = shape.second;
     const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(test::line_of_nodes(rng, D));
     const double opt = test::brute_force(g, L, allreduce_cost{});

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "devplace/map/mapper.hpp"
@@ -44,6 +45,18 @@ inline void check_valid_mapping(const stage_graph& g, std::size_t D, const mappi
     }
   }
   CHECK(used.size() == g.vertices());
+}
+
+/// A flat mapping `dev` (device of every vertex s·R + q) that a search returned at target t:
+/// one entry per vertex, distinct devices of L, objective ≤ t under `model`.
+template <class C>
+inline void check_mapping_within(const stage_graph& g, const link_costs& L, const C& model, const std::vector<std::size_t>& dev,
+                                 double t) {
+  REQUIRE(dev.size() == g.vertices());
+  std::set<std::size_t> used(dev.begin(), dev.end());
+  CHECK(used.size() == dev.size());
+  CHECK(*used.rbegin() < L.devices());
+  CHECK(evaluate_flat(g, L, model, std::span<const std::size_t>(dev)).objective_ms <= t * (1 + 1e-12));
 }
 
 /// A valid mapping proved optimal: objective `opt` (the brute-force optimum) and a lower bound

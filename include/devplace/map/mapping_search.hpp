@@ -377,17 +377,29 @@ class mapping_search {
                            target_search_result& total) const {
     if (target >= line_ring_held_at_.load(std::memory_order_relaxed)) return false;
     const auto a = line_ring_->solve(target, std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18), stop, deadline);
+    return take_relaxed_answer(*line_ring_, a, a.capped, target, line_ring_held_at_, total);
+  }
+
+  /// The answer `a` at `target` of a relaxation of the ring cover that refutes or realises (the
+  /// line and quotient ring covers), into `total`; true when it answered: refuted (every mapping
+  /// is ≥ its next change), or held with rings that `search.realise` turns into a mapping within
+  /// the target. When it held without a mapping, or its search reached a limit (`capped`), this
+  /// target and every larger one are left to the other searches (`held_at`: the relaxation holds
+  /// at every larger target too).
+  template <class Search, class Answer>
+  bool take_relaxed_answer(const Search& search, const Answer& a, bool capped, double target, std::atomic<double>& held_at,
+                           target_search_result& total) const {
     total.nodes += a.nodes;
-    using kind = detail::line_ring_answer::kind;
+    using kind = typename Answer::kind;
     if (a.answer == kind::relaxed_found) {  // a mapping when the relaxed rings realise
-      if (auto dev = line_ring_->realise(a, target); !dev.empty()) {
+      if (auto dev = search.realise(a, target); !dev.empty()) {
         total.completed = total.found = total.by_ring_cover = true;
         total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
         total.dev = std::move(dev);
         return true;
       }
     }
-    if (a.answer == kind::relaxed_found || a.capped) detail::atomic_lower(line_ring_held_at_, target, std::memory_order_relaxed);
+    if (a.answer == kind::relaxed_found || capped) detail::atomic_lower(held_at, target, std::memory_order_relaxed);
     if (a.answer != kind::none) return false;
     total.completed = true;
     total.by_ring_cover = true;
@@ -406,24 +418,7 @@ class mapping_search {
                                                    .listing_steps = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18),
                                                    .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16)};
     const auto a = quotient_->solve(target, lim, stop, deadline);
-    total.nodes += a.nodes;
-    using kind = detail::quotient_ring_answer::kind;
-    if (a.answer == kind::relaxed_found) {  // a mapping when the relaxed rings realise
-      if (auto dev = quotient_->realise(a, target); !dev.empty()) {
-        total.completed = total.found = total.by_ring_cover = true;
-        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-        total.dev = std::move(dev);
-        return true;
-      }
-    }
-    if (a.answer == kind::relaxed_found || a.listing_capped) {  // so at every larger target
-      detail::atomic_lower(quotient_held_at_, target, std::memory_order_relaxed);
-    }
-    if (a.answer != kind::none) return false;
-    total.completed = true;
-    total.by_ring_cover = true;
-    total.next_lower_bound_ms = a.next_change;
-    return true;
+    return take_relaxed_answer(*quotient_, a, a.listing_capped, target, quotient_held_at_, total);
   }
 
   void make_checking_scheme() {

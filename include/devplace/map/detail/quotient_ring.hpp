@@ -120,6 +120,16 @@ namespace devplace::detail {
   return w;
 }
 
+/// The next draw of the realisations (`quotient_ring_search::realise`, `line_ring_search::realise`):
+/// every class's devices shuffled in place (Fisher–Yates on a 64-bit LCG with state `z`).
+inline void shuffle_class_pools(std::vector<std::vector<std::size_t>>& pool, std::uint64_t& z) {
+  for (auto& p : pool)
+    for (std::size_t i = p.size(); i > 1; --i) {
+      z = z * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(p[i - 1], p[(z >> 33) % i]);
+    }
+}
+
 /// The answer of `quotient_ring_search::solve`.
 struct quotient_ring_answer {
   enum class kind { none, relaxed_found, unknown };
@@ -298,12 +308,7 @@ class quotient_ring_search {
     std::uint64_t z = 0x853C49E6748FEA9Bull;
     std::vector<std::size_t> dev(g.vertices()), ring;
     for (std::size_t draw = 0; draw < tries; ++draw) {
-      if (draw > 0)
-        for (auto& p : pool)
-          for (std::size_t i = p.size(); i > 1; --i) {
-            z = z * 6364136223846793005ull + 1442695040888963407ull;
-            std::swap(p[i - 1], p[(z >> 33) % i]);
-          }
+      if (draw > 0) shuffle_class_pools(pool, z);
       std::vector<std::size_t> next(K_, 0);
       bool ok = true;
       for (std::size_t s = 0; s < S_ && ok; ++s) {
