@@ -29,8 +29,11 @@
 /// and hands each class's devices to the stages; a stage's state is its devices so far k and the
 /// classes of its last two devices (a, b): a new device at class z needs w'(b, z) ≤ θ_s once
 /// k ≥ 2 (w'(a, z) when R = 2, k = 1). A stage that has started, is not full, and cannot reach
-/// the next class (w'(b, z) > θ_s: farther classes cost more) is dead; the devices still to come
-/// must cover what the stages lack. Stages accepting the same links are interchangeable (canonical
+/// the next class (w'(b, z) > θ_s: farther classes cost more) is dead. Every started stage's next
+/// devices have position bounds from the reach of its last two (reach grows along the line), and
+/// every class must hold, from the current one on, as many devices as the stages need by it
+/// (Hall's condition, `deadlines_met`); the devices a class leaves unused must fit in the slack
+/// (devices to come minus what the stages lack). Stages accepting the same links are interchangeable (canonical
 /// states, and equal states take non-increasing counts); states that failed are remembered per
 /// class. Every failure is exact, so a complete failure proves that no mapping is below the
 /// smallest stage time above t of a relaxed cost value (`next_change`); a success is a relaxed
