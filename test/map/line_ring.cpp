@@ -414,7 +414,7 @@ TEST_CASE("mapper: random_blk_2 with rings of 16 is proved by the line ring cove
     CHECK(q.solve(r.objective_ms * (1 - 1e-9)).answer == detail::line_ring_answer::kind::none);
     CHECK(q.solve(r.objective_ms).answer == detail::line_ring_answer::kind::relaxed_found);
     // and without it the mapper finds nothing better
-    const auto off = map_devices(g, L, allreduce_cost{}, {.threads = 2, .timeout_s = 2, .line_ring = false});
+    const auto off = map_devices(g, L, allreduce_cost{}, {.threads = 2, .timeout_s = 1, .line_ring = false});
     CHECK(off.objective_ms >= r.objective_ms * (1 - 1e-12));
   }
 }

@@ -93,7 +93,7 @@ namespace devplace::detail {
   auto farthest = [&](std::size_t p) {
     std::size_t far = p;
     for (std::size_t y = 0; y < K; ++y)
-      if (y != p && (far == p || w[p * K + y] > w[p * K + far])) far = y;
+      if (y != p && (far == p || w[p * K + y] >= w[p * K + far])) far = y;  // the last of the farthest
     return far;
   };
   // the two ends of a Robinsonian order hold the largest cost: the first item is one of those
@@ -267,8 +267,9 @@ class line_ring_search {
   /// A mapping at t from the counts of a relaxed_found answer, if one of `tries` draws realises
   /// them: each stage takes its counts from the devices of each class (in order, then shuffled
   /// per draw); its ring is the best cycle over them under the real links for R ≤ 12
-  /// (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1. The device of every vertex s·R + q,
-  /// or empty.
+  /// (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1, or the devices in line order
+  /// v_0 v_1 … v_{R−1} when that cycle's largest link is no larger (on a two-level topology, such
+  /// as DGX-1 boxes, the natural ring). The device of every vertex s·R + q, or empty.
   [[nodiscard]] std::vector<std::size_t> realise(const line_ring_answer& a, double t, std::size_t tries = 16) const {
     if (a.answer != line_ring_answer::kind::relaxed_found || a.counts.size() != S_ * K_) return {};
     const auto& g = *g_;
@@ -294,11 +295,17 @@ class line_ring_search {
           ring.clear();
           for (const auto q : order) ring.push_back(set[q]);
         } else {
+          // the devices in line order as a cycle, or the line's cycle when its largest link is smaller
+          auto largest = [&](const std::vector<std::size_t>& r) {
+            double m = 0;
+            for (std::size_t q = 0; q < R_; ++q) m = std::max(m, L.ms_per_byte(r[q], r[(q + 1) % R_]));
+            return m;
+          };
           ring.clear();
           for (std::size_t q = 0; q < R_; q += 2) ring.push_back(set[q]);
           for (std::size_t q = R_ - 1 - (R_ % 2 == 0 ? 0 : 1); q < R_; q -= 2) ring.push_back(set[q]);
-          W = 0;
-          for (std::size_t q = 0; q < R_; ++q) W = std::max(W, L.ms_per_byte(ring[q], ring[(q + 1) % R_]));
+          W = largest(ring);
+          if (const double plain = largest(set); plain <= W) W = plain, ring = set;
         }
         ok = ring.size() == R_ && g.replica_compute_ms(s) + g.allreduce_bytes(s) * W <= t;
         for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
