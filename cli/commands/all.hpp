@@ -4,6 +4,7 @@
 #include "commands/common.hpp"
 #include "commands/dfmodel.hpp"
 #include "commands/ilp.hpp"
+#include "commands/llm.hpp"
 #include "commands/info.hpp"
 #include "commands/map.hpp"
 #include "commands/mcm.hpp"
@@ -28,6 +29,7 @@ inline void register_all(CLI::App& app) {
   register_mcm(app);
   register_dfmodel(app);
   register_phaze(app);
+  register_llm(app);
 }
 
 }  // namespace devplace::cli
