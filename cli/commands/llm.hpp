@@ -1,17 +1,30 @@
 #pragma once
 // devplace llm evaluate --model M --system S --execution E [--out R]
-// Evaluates one LLM training execution (docs/llm.md): iteration time with its breakdown,
-// tokens/s/GPU, model TFLOP/s per GPU, memory per GPU by kind and whether it fits. M, S and E are
-// devplace.llm-model/1, devplace.llm-system/1 and devplace.llm-execution/1 files, or Calculon's.
+//   Evaluates one LLM training execution (docs/llm.md): iteration time with its breakdown,
+//   tokens/s/GPU, model TFLOP/s per GPU, memory per GPU by kind and whether it fits. M, S and E
+//   are devplace.llm-model/1, devplace.llm-system/1 and devplace.llm-execution/1 files, or
+//   Calculon's.
+// devplace llm plan --model M --system S --gpus N --global-batch B [--dtype D] [--top K] [--out R]
+//   Searches every execution on at most N GPUs for the fastest that fits, proved optimal over the
+//   space by bounds (docs/llm.md, "Search").
+// devplace llm balance --model M --system S --execution E [--out E2]
+//   The uneven layer split of E (vp = 1) that minimises the slowest stage; writes E with
+//   layers_per_stage.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "commands/common.hpp"
 #include "devplace/io/llm_result_json.hpp"
+#include "devplace/llm/balance.hpp"
+#include "devplace/llm/search.hpp"
 
 namespace devplace::cli {
 
@@ -32,8 +45,127 @@ inline void print_llm_evaluation(const llm::evaluation& r) {
               m.activations() / gib, r.fits ? "fits" : "does not fit");
 }
 
+inline llm::dtype parse_llm_dtype(const std::string& s) {
+  if (s == "fp16") return llm::dtype::fp16;
+  if (s == "bf16") return llm::dtype::bf16;
+  if (s == "fp8") return llm::dtype::fp8;
+  throw failure("--dtype: expected fp16, bf16 or fp8, got '" + s + "'");
+}
+
+inline void register_llm_plan(CLI::App* llm_cmd) {
+  struct args_t {
+    std::string model, system, dtype = "bf16", out;
+    std::int64_t gpus = 0, batch = 0, max_cp = 1;
+    std::size_t top = 1;
+    bool exact = false;
+    double time_limit = 0;
+  };
+  auto args = std::make_shared<args_t>();
+  auto* pl = llm_cmd->add_subcommand("plan", "The fastest execution on N GPUs that fits, proved optimal over the space");
+  pl->add_option("--model", args->model, "Model (devplace.llm-model/1 or Calculon's model JSON)")->required();
+  pl->add_option("--system", args->system, "System (devplace.llm-system/1 or Calculon's system JSON)")->required();
+  pl->add_option("--gpus", args->gpus, "GPUs N (tp * pp * dp * cp <= N)")->required()->check(CLI::PositiveNumber);
+  pl->add_option("--global-batch", args->batch, "Global batch in samples")->required()->check(CLI::PositiveNumber);
+  pl->add_option("--dtype", args->dtype, "fp16, bf16 or fp8 (default bf16)");
+  pl->add_option("--top", args->top, "List the K best executions (default 1)")->check(CLI::PositiveNumber);
+  pl->add_option("--max-cp", args->max_cp, "Largest context-parallel degree to try (default 1)")->check(CLI::PositiveNumber);
+  pl->add_flag("--exact-gpus", args->exact, "Only executions on exactly N GPUs");
+  pl->add_option("--time-limit", args->time_limit, "Stop after this many seconds (status time_limit)")->check(seconds_validator());
+  pl->add_option("--out", args->out, "Write the best execution's result (devplace.llm-result/1 with status and execution)");
+  pl->callback([args] {
+    require_writable({args->out});
+    const auto m = io::read_llm_model(args->model);
+    const auto s = io::read_llm_system(args->system);
+    llm::search_space sp;
+    sp.gpus = args->gpus;
+    sp.exact_gpus = args->exact;
+    sp.global_batch = args->batch;
+    sp.dtype = parse_llm_dtype(args->dtype);
+    sp.max_cp = args->max_cp;
+    llm::search_options o;
+    o.top_k = args->top;
+    o.time_limit_s = args->time_limit;
+    const bool tty = isatty(fileno(stderr)) != 0;
+    if (tty) o.progress = [](double f) { std::fprintf(stderr, "\rsearching: %3.0f %% of the bounds passed", 100 * f); };
+    llm::search_result r;
+    try {
+      r = llm::search_executions(m, s, sp, o);
+    } catch (const std::invalid_argument& x) {
+      throw failure(x.what());
+    }
+    if (tty) std::fprintf(stderr, "\r%50s\r", "");
+    std::printf("status          %s in %.3f s: %llu groups, %llu (group, micro-batch) bounds, %llu evaluated, %llu executions (%llu did not fit), %llu groups whose states do not fit\n",
+                std::string(to_string(r.status)).c_str(), r.seconds, static_cast<unsigned long long>(r.groups),
+                static_cast<unsigned long long>(r.pairs), static_cast<unsigned long long>(r.pairs_evaluated),
+                static_cast<unsigned long long>(r.evaluated), static_cast<unsigned long long>(r.did_not_fit),
+                static_cast<unsigned long long>(r.pruned_memory));
+    if (r.top.empty()) throw failure("no execution of " + m.name + " on " + std::to_string(args->gpus) + " GPUs fits in memory");
+    for (std::size_t i = 0; i < r.top.size(); ++i) {
+      const auto& e = r.top[i].exec;
+      std::printf("%2zu  %.4f s  tp %lld pp %lld dp %lld cp %lld vp %lld mb %lld, recompute %s%s%s%s%s\n", i + 1,
+                  r.top[i].eval.iteration_s, static_cast<long long>(e.tp), static_cast<long long>(e.pp),
+                  static_cast<long long>(e.dp), static_cast<long long>(e.cp), static_cast<long long>(e.vp),
+                  static_cast<long long>(e.micro_batch), std::string(llm::to_string(e.recompute)).c_str(),
+                  e.sequence_parallel ? ", sequence parallel" : "", e.distributed_optimizer ? ", distributed optimizer" : "",
+                  e.dp_overlap ? ", DP overlap" : "", e.tp_overlap ? ", TP overlap" : "");
+    }
+    std::printf("best:\n");
+    print_llm_evaluation(r.top.front().eval);
+    if (!args->out.empty()) {
+      auto j = io::to_json(r.top.front().eval);
+      j["status"] = std::string(to_string(r.status));
+      j["execution"] = io::to_json(r.top.front().exec);
+      j["model"] = io::to_json(m);
+      j["system"] = s.name;
+      nlohmann::json top = nlohmann::json::array();
+      for (const auto& t : r.top) top.push_back({{"iteration_s", t.eval.iteration_s}, {"execution", io::to_json(t.exec)}});
+      j["top"] = top;
+      j["search"] = {{"seconds", r.seconds}, {"groups", r.groups}, {"bounds", r.pairs}, {"evaluated", r.evaluated}};
+      io::atomic_write(args->out, j.dump(2) + "\n");
+    }
+  });
+}
+
+inline void register_llm_balance(CLI::App* llm_cmd) {
+  struct args_t {
+    std::string model, system, execution, out;
+  };
+  auto args = std::make_shared<args_t>();
+  auto* b = llm_cmd->add_subcommand("balance", "Uneven layer split: fewer layers on the stages with the embedding and LM head");
+  b->add_option("--model", args->model, "Model (devplace.llm-model/1 or Calculon's model JSON)")->required();
+  b->add_option("--system", args->system, "System (devplace.llm-system/1 or Calculon's system JSON)")->required();
+  b->add_option("--execution", args->execution, "Execution with vp = 1 (devplace.llm-execution/1 or Calculon's)")->required();
+  b->add_option("--out", args->out, "Write the execution with layers_per_stage (devplace.llm-execution/1)");
+  b->callback([args] {
+    require_writable({args->out});
+    const auto m = io::read_llm_model(args->model);
+    const auto s = io::read_llm_system(args->system);
+    auto e = io::read_llm_execution(args->execution);
+    e.layers_per_stage.clear();
+    std::optional<std::vector<std::int64_t>> split;
+    llm::evaluation uniform, balanced;
+    try {
+      uniform = llm::evaluate(m, s, e);
+      split = llm::balance_layers(m, s, e);
+    } catch (const std::invalid_argument& x) {
+      throw failure(args->execution + ": " + x.what());
+    }
+    if (!split) throw failure("no split of " + m.name + " over " + std::to_string(e.pp) + " stages fits in memory");
+    e.layers_per_stage = *split;
+    balanced = llm::evaluate(m, s, e);
+    std::printf("uniform         %.4f s, %.2f GiB per GPU%s\n", uniform.iteration_s, uniform.memory_gib_per_gpu,
+                uniform.fits ? "" : " (does not fit)");
+    std::printf("balanced        %.4f s, %.2f GiB per GPU, %.2f %% faster\n", balanced.iteration_s,
+                balanced.memory_gib_per_gpu, 100 * (uniform.iteration_s / balanced.iteration_s - 1));
+    std::printf("layers/stage   ");
+    for (auto l : *split) std::printf(" %lld", static_cast<long long>(l));
+    std::printf("\n");
+    if (!args->out.empty()) io::atomic_write(args->out, io::to_json(e).dump(2) + "\n");
+  });
+}
+
 inline void register_llm(CLI::App& app) {
-  auto* llm_cmd = app.add_subcommand("llm", "LLM training on GPU clusters: evaluate an execution");
+  auto* llm_cmd = app.add_subcommand("llm", "LLM training on GPU clusters: evaluate an execution, search the best");
   llm_cmd->require_subcommand(1);
   struct args_t {
     std::string model, system, execution, out;
@@ -64,6 +196,8 @@ inline void register_llm(CLI::App& app) {
       io::atomic_write(args->out, j.dump(2) + "\n");
     }
   });
+  register_llm_plan(llm_cmd);
+  register_llm_balance(llm_cmd);
 }
 
 }  // namespace devplace::cli

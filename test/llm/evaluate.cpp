@@ -206,3 +206,23 @@ TEST_CASE("llm: invalid executions are refused with the field named") {
   bad.tiers[1].size = 12;  // not a multiple of 8
   CHECK_THROWS_AS((void)evaluate(m, bad, execution{}), std::invalid_argument);
 }
+
+TEST_CASE("llm: fused attention, hand-computed") {
+  // The tiny model's attention is 4*32*32*4*16 = 262,144 FLOPs forward per layer; fused, the
+  // causal half 131,072 at 1 TFLOP/s x 0.5 = 0.262144 us forward and 2.5 x 131,072 at x 0.25 =
+  // 1.31072 us backward, instead of 3 x 262,144 FLOPs = 0.786432 us unfused (memory is free).
+  hardware hw = ideal_system();
+  execution e;
+  const double unfused = evaluate(tiny_model(), hw, e).iteration_s;
+  hw.gpu.fused_attention = true;
+  hw.gpu.attention_fwd_achievable = 0.5;
+  hw.gpu.attention_bwd_achievable = 0.25;
+  const auto fused = evaluate(tiny_model(), hw, e);
+  CHECK(fused.iteration_s == doctest::Approx(unfused + 2 * (0.262144e-6 + 1.31072e-6 - 0.786432e-6)).epsilon(1e-6));
+  // Nothing of the score matrix is stored: selective recomputation changes neither memory nor time.
+  e.recompute = recompute::selective;
+  const auto sel = evaluate(tiny_model(), hw, e);
+  CHECK(sel.iteration_s == doctest::Approx(fused.iteration_s).epsilon(1e-12));
+  CHECK(sel.memory[0].layer_activations == doctest::Approx(fused.memory[0].layer_activations));
+  CHECK(fused.memory[0].layer_activations < evaluate(tiny_model(), ideal_system(), execution{}).memory[0].layer_activations);
+}

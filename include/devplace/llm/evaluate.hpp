@@ -119,27 +119,34 @@ inline void add_ends(stage_work& w, const model& m, const hardware& sys, const e
   }
 }
 
-inline stage_work work_of_stage(const model& m, const hardware& sys, const execution& e, const layer_cost& c,
-                                std::int64_t i) {
+/// Work of one GPU of a stage of `layers` layers per micro-batch (with the embedding when
+/// `first`, the LM head when `last`).
+inline stage_work work_of(const model& m, const hardware& hw, const execution& e, const layer_cost& c,
+                          double layers, bool first, bool last) {
   stage_work w;
-  const double L = double(stage_layers(e, m, i));
   double rec = 0, rec_tp = 0;
   if (e.recompute == recompute::full) {
     rec = c.compute_fwd();
     rec_tp = c.tp_fwd;
-  } else if (e.recompute == recompute::selective) {
-    rec = c.core_fwd;
+  } else if (e.recompute == recompute::selective && !hw.gpu.fused_attention) {
+    rec = c.core_fwd;  // fused attention stores nothing to recompute
   }
   double tp = c.tp_fwd + c.tp_bwd + rec_tp;
   if (e.tp_overlap) tp = std::max(0.0, tp - (c.gemm_fwd + c.gemm_bwd + (rec_tp > 0 ? c.gemm_fwd : 0.0)));
   const double cp = std::max(0.0, c.cp_fwd - c.core_fwd) + std::max(0.0, c.cp_bwd - c.core_bwd);
-  w.compute = L * (c.compute_fwd() + c.compute_bwd() + rec);
-  w.recompute = L * rec;
-  w.bwd_compute = L * (c.compute_bwd() + rec);
-  w.tp = L * tp;
-  w.cp = L * cp;
-  add_ends(w, m, sys, e, i == 0, i == e.pp - 1);
-  const stage_memory mem = memory_of_stage(m, e, i);
+  w.compute = layers * (c.compute_fwd() + c.compute_bwd() + rec);
+  w.recompute = layers * rec;
+  w.bwd_compute = layers * (c.compute_bwd() + rec);
+  w.tp = layers * tp;
+  w.cp = layers * cp;
+  add_ends(w, m, hw, e, first, last);
+  return w;
+}
+
+inline stage_work work_of_stage(const model& m, const hardware& hw, const execution& e, const layer_cost& c,
+                                std::int64_t i) {
+  stage_work w = work_of(m, hw, e, c, double(stage_layers(e, m, i)), i == 0, i == e.pp - 1);
+  const stage_memory mem = memory_of_stage(m, e, i, hw.gpu.fused_attention);
   w.params = (mem.layer_weights + mem.embedding_weights) / 2;
   return w;
 }
@@ -231,10 +238,10 @@ inline double dp_seconds(const hardware& sys, const execution& e, double params)
   const double model_flops = 3 * forward_flops_per_sample(m) * double(e.global_batch);
   double extra = 0;  // recomputed FLOPs per sample
   if (e.recompute == recompute::full) extra = forward_flops_per_sample(m) - 2 * double(m.seq) * double(m.hidden) * double(m.vocab);
-  else if (e.recompute == recompute::selective) extra = double(m.layers) * 4 * double(m.seq) * double(m.seq) * double(m.heads) * double(m.head_dim);
+  else if (e.recompute == recompute::selective && !sys.gpu.fused_attention) extra = double(m.layers) * 4 * double(m.seq) * double(m.seq) * double(m.heads) * double(m.head_dim);
   r.model_tflops_per_gpu = model_flops / r.iteration_s / double(r.gpus) / 1e12;
   r.hardware_tflops_per_gpu = (model_flops + extra * double(e.global_batch)) / r.iteration_s / double(r.gpus) / 1e12;
-  r.memory = memory_per_stage(m, e);
+  r.memory = memory_per_stage(m, e, sys.gpu.fused_attention);
   for (const auto& s : r.memory)
     if (s.total() > r.peak_memory.total()) r.peak_memory = s;
   r.memory_gib_per_gpu = r.peak_memory.total() / double(1ull << 30);

@@ -52,7 +52,8 @@ struct execution {
 
 /// Throws std::invalid_argument naming the field unless `e` can run `m`: degrees ≥ 1, the global
 /// batch a multiple of micro_batch · dp, heads and kv_heads divisible by tp (or kv_heads < tp
-/// with tp a multiple: the heads are replicated), the sequence by cp, the layers split into
+/// with tp a multiple: the heads are replicated), the sequence by cp, with vp > 1 a pipeline
+/// (pp > 1) and micro-batches in multiples of pp, the layers split into
 /// pp · vp chunks (or `layers_per_stage` with pp entries, each a multiple of vp), fp8 on a GPU
 /// whose matrix units have it.
 inline void check_execution(const execution& e, const model& m) {
@@ -76,6 +77,9 @@ inline void check_execution(const execution& e, const model& m) {
   if (m.ffn % e.tp != 0) fail("tp " + std::to_string(e.tp) + " does not divide ffn " + std::to_string(m.ffn));
   if (m.seq % e.cp != 0) fail("cp " + std::to_string(e.cp) + " does not divide seq " + std::to_string(m.seq));
   if (e.vp > 1 && e.pp == 1) fail("vp > 1 needs pp > 1 (interleaving splits a pipeline stage)");
+  if (e.vp > 1 && e.micro_batches() % e.pp != 0)
+    fail("vp > 1 needs the micro-batches (" + std::to_string(e.micro_batches()) + ") to be a multiple of pp " +
+         std::to_string(e.pp) + " (the interleaved schedule runs them in groups of pp)");
   if (e.layers_per_stage.empty()) {
     if (m.layers % (e.pp * e.vp) != 0)
       fail("layers " + std::to_string(m.layers) + " do not split into pp * vp = " + std::to_string(e.pp * e.vp) +

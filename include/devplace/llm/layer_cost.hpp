@@ -9,7 +9,9 @@
 ///   GEMMs     QKV  T × (a_t + 2 k_t) d × h     projection  T × h × a_t d
 ///             MLP  T × n_in f_t × h and T × h × f_t        (backward: dgrad and wgrad of each)
 ///   attention b a_t batches of (s/cp) × s × d (scores) and (s/cp) × d × s (context), the full
-///             square as Megatron computes it; backward two GEMMs of each
+///             square as Megatron computes it; backward two GEMMs of each. With fused (flash)
+///             attention: half the square (causal), 2.5 × that backward, at the fused kernels'
+///             achievable fractions
 ///   memory    LayerNorms, bias-dropout-residual, the MLP activation, scale-mask-softmax and
 ///             attention dropout: bytes read and written per element (see `layer_cost` below)
 ///   TP        all-reduce of T h activations twice forward and twice backward; with sequence
@@ -141,10 +143,19 @@ struct layer_cost {
   }
   // Attention core: scores (sl × s × d) and context (sl × d × s) per head, softmax and dropout.
   const double heads_b = b * at, E = heads_b * sl * s;
-  const auto scores = gemm_fwd_bwd(g, t, heads_b, sl, s, d, false), context = gemm_fwd_bwd(g, t, heads_b, sl, d, s, false);
-  c.core_fwd = scores.fwd + context.fwd + vector_seconds(g, t, 8 * E, 9 * E);
-  c.core_bwd = scores.bwd + context.bwd + vector_seconds(g, t, 8 * E, 11 * E);
   c.core_flops_fwd = 4 * heads_b * sl * s * d;
+  const dtype ta = t == dtype::fp8 ? dtype::bf16 : t;  // fp8 recipes keep the attention in 16 bits
+  if (g.fused_attention) {
+    // Causal blocks above the diagonal are skipped (half the work); the backward pass runs five
+    // GEMMs to the forward's two (the scores recomputed).
+    const double P = matrix_rate(g, ta).tflops * 1e12, work = c.core_flops_fwd / 2;
+    c.core_fwd = work / (P * g.attention_fwd_achievable);
+    c.core_bwd = 2.5 * work / (P * g.attention_bwd_achievable);
+  } else {
+    const auto scores = gemm_fwd_bwd(g, ta, heads_b, sl, s, d, false), context = gemm_fwd_bwd(g, ta, heads_b, sl, d, s, false);
+    c.core_fwd = scores.fwd + context.fwd + vector_seconds(g, t, 8 * E, 9 * E);
+    c.core_bwd = scores.bwd + context.bwd + vector_seconds(g, t, 8 * E, 11 * E);
+  }
   c.flops_fwd += c.core_flops_fwd;
   // Other element-wise kernels; without sequence parallelism every tp rank runs them on all T tokens.
   const double Tx = e.sequence_parallel ? T / tp : T;

@@ -20,7 +20,8 @@
 ///
 /// With MHA and f = 4h this is Korthikanti's s b h (10 + 24/t + 5 a s / (h t)), and with sequence
 /// parallelism s b h / t (34 + 5 a s / h). Selective recomputation drops the attention core; full
-/// recomputation keeps only the layer input (2 sbh, / tp with sequence parallelism).
+/// recomputation keeps only the layer input (2 sbh, / tp with sequence parallelism). Fused
+/// (flash) attention never stores the core: 4 bytes of softmax statistics per query and head.
 ///
 /// **Micro-batches in flight** on stage i of p: 1F1B keeps min(m, p − i) micro-batches of its
 /// layers; interleaved 1F1B (v chunks) keeps min(m v, 2 (p − i − 1) + (v − 1) p + 1) chunks of
@@ -54,7 +55,7 @@ struct stage_memory {
 }
 
 /// Activation bytes of one layer for one micro-batch on one GPU.
-[[nodiscard]] inline double layer_activation_bytes(const model& m, const execution& e) {
+[[nodiscard]] inline double layer_activation_bytes(const model& m, const execution& e, bool fused_attention = false) {
   const double b = double(e.micro_batch), s = double(m.seq), sl = s / double(e.cp), h = double(m.hidden);
   const double t = double(e.tp), sbh = b * sl * h;
   const double unsharded = e.sequence_parallel ? 1.0 / t : 1.0;
@@ -64,7 +65,8 @@ struct stage_memory {
   const double whole = 10 * sbh * unsharded;
   const double mlp_inner = (m.ffn_kind == ffn_kind::swiglu ? 6.0 : 4.0) * b * sl * ft;
   const double sharded = 2 * b * sl * at * d + 4 * b * sl * kt * d + 2 * b * sl * at * d + mlp_inner;
-  const double core = e.recompute == recompute::selective ? 0.0 : 5 * b * at * sl * s;
+  // Fused attention keeps only the softmax statistics (4 bytes per query and head).
+  const double core = fused_attention ? 4 * b * at * sl : e.recompute == recompute::selective ? 0.0 : 5 * b * at * sl * s;
   return whole + sharded + core;
 }
 
@@ -78,7 +80,8 @@ struct stage_memory {
 }
 
 /// Memory of one GPU of pipeline stage `i` (0 ≤ i < pp).
-[[nodiscard]] inline stage_memory memory_of_stage(const model& m, const execution& e, std::int64_t i) {
+[[nodiscard]] inline stage_memory memory_of_stage(const model& m, const execution& e, std::int64_t i,
+                                                 bool fused_attention = false) {
   stage_memory r;
   const double t = double(e.tp), shard = e.distributed_optimizer ? double(e.dp * e.cp) : 1.0;
   const double layer_p = double(stage_layers(e, m, i)) * params_per_layer(m).per_rank(e.tp);
@@ -95,7 +98,7 @@ struct stage_memory {
   r.embedding_weights = 2 * emb_p;
   r.embedding_gradients = 4 * emb_p;
   r.embedding_optimizer = 12 * emb_p / shard;
-  r.layer_activations = layer_activation_bytes(m, e) * layers_in_flight(m, e, i);
+  r.layer_activations = layer_activation_bytes(m, e, fused_attention) * layers_in_flight(m, e, i);
   const double b = double(e.micro_batch), sl = double(m.seq) / double(e.cp), h = double(m.hidden);
   const double sp = e.sequence_parallel ? 1.0 / t : 1.0;
   double extra = 0;
@@ -107,10 +110,11 @@ struct stage_memory {
 }
 
 /// Every stage's memory, stage 0 first.
-[[nodiscard]] inline std::vector<stage_memory> memory_per_stage(const model& m, const execution& e) {
+[[nodiscard]] inline std::vector<stage_memory> memory_per_stage(const model& m, const execution& e,
+                                                              bool fused_attention = false) {
   std::vector<stage_memory> out;
   out.reserve(static_cast<std::size_t>(e.pp));
-  for (std::int64_t i = 0; i < e.pp; ++i) out.push_back(memory_of_stage(m, e, i));
+  for (std::int64_t i = 0; i < e.pp; ++i) out.push_back(memory_of_stage(m, e, i, fused_attention));
   return out;
 }
 

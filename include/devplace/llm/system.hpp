@@ -81,6 +81,12 @@ struct gpu {
   int tile_m = 256, tile_n = 128;
   int tile_k = 0;                ///< K step of the main loop (0: no pipeline-fill term)
   int stages = 0;                ///< main-loop steps in flight before the first result (prologue)
+  /// The attention kernels of the software stack: unfused (score matrix in HBM, scale-mask-softmax
+  /// and dropout kernels, Megatron-LM 2022) or fused (FlashAttention: causal blocks skipped, the
+  /// scores never stored, the backward pass recomputing them), with the fused kernels' achievable
+  /// fractions of the matrix peak forward and backward.
+  bool fused_attention = false;
+  double attention_fwd_achievable = 1, attention_bwd_achievable = 1;
   double hbm_gib = 0;
   double hbm_gbps = 0;
   double hbm_achievable = 1;     ///< fraction of the HBM bandwidth streaming kernels reach
@@ -112,6 +118,8 @@ inline void check_system(const hardware& s) {
   if (!(s.gpu.hbm_gib > 0)) fail("gpu hbm_gib must be > 0");
   if (!(s.gpu.hbm_gbps > 0)) fail("gpu hbm_gbps must be > 0");
   if (!(s.gpu.hbm_achievable > 0 && s.gpu.hbm_achievable <= 1)) fail("gpu hbm_achievable must be in (0, 1]");
+  for (double a : {s.gpu.attention_fwd_achievable, s.gpu.attention_bwd_achievable})
+    if (!(a > 0 && a <= 1)) fail("gpu attention achievable fractions must be in (0, 1]");
   if (s.gpu.sms < 0 || s.gpu.tile_m <= 0 || s.gpu.tile_n <= 0 || s.gpu.tile_k < 0 || s.gpu.stages < 0)
     fail("gpu sms, tile_k, stages >= 0 and tiles > 0");
   for (std::size_t t = 0; t < num_dtypes; ++t)

@@ -122,7 +122,7 @@ inline llm::hardware llm_system_from_json(const json& doc, const std::string& fi
     r.format(doc, llm_system_format);
     only_fields(r, doc, "", {"gpu", "tiers"});
     const json& g = r.object(r.field(doc, "gpu", ""), "/gpu");
-    only_fields(r, g, "/gpu", {"matrix", "vector", "sms", "tile", "stages", "hbm_gib", "hbm_gbps", "hbm_achievable"});
+    only_fields(r, g, "/gpu", {"matrix", "vector", "sms", "tile", "stages", "attention", "hbm_gib", "hbm_gbps", "hbm_achievable"});
     if (const json* n = reader::optional(g, "name")) s.gpu.name = r.string(*n, "/gpu/name");
     parse_rates(r, r.field(g, "matrix", "/gpu"), "/gpu/matrix", false, s.gpu.matrix);
     parse_rates(r, r.field(g, "vector", "/gpu"), "/gpu/vector", false, s.gpu.vector);
@@ -137,6 +137,19 @@ inline llm::hardware llm_system_from_json(const json& doc, const std::string& fi
     }
     s.gpu.hbm_gib = r.positive(r.field(g, "hbm_gib", "/gpu"), "/gpu/hbm_gib");
     s.gpu.hbm_gbps = r.positive(r.field(g, "hbm_gbps", "/gpu"), "/gpu/hbm_gbps");
+    if (const json* a = reader::optional(g, "attention")) {
+      r.object(*a, "/gpu/attention");
+      only_fields(r, *a, "/gpu/attention", {"kernel", "fwd_achievable", "bwd_achievable"});
+      const std::string k = r.string(r.field(*a, "kernel", "/gpu/attention"), "/gpu/attention/kernel");
+      if (k != "fused" && k != "unfused") r.fail("/gpu/attention/kernel", "expected fused or unfused, got '" + k + "'");
+      s.gpu.fused_attention = k == "fused";
+      for (auto [key, dst] : {std::pair{"fwd_achievable", &s.gpu.attention_fwd_achievable},
+                              std::pair{"bwd_achievable", &s.gpu.attention_bwd_achievable}})
+        if (const json* x = reader::optional(*a, key)) {
+          *dst = r.positive(*x, child("/gpu/attention", key));
+          if (*dst > 1) r.fail(child("/gpu/attention", key), "expected a fraction in (0, 1]");
+        }
+    }
     if (const json* x = reader::optional(g, "stages")) s.gpu.stages = static_cast<int>(r.count(*x, "/gpu/stages"));
     if (const json* x = reader::optional(g, "hbm_achievable")) {
       s.gpu.hbm_achievable = r.positive(*x, "/gpu/hbm_achievable");
