@@ -28,9 +28,9 @@ int main() {
   // prints: objective policy: 6 -> 4 ms in 2 moves, stages: 0 0 1 1 1
 
   // The paper's policy first moves cuts towards reconverging operators (forks and joins), which
-  // needs each operator's hop distance to the nearest one. A chain has none, so every distance is
-  // "far" and the later gains (cut bytes, then the largest stage compute) decide: the largest
-  // stage compute falls the same way, to 4 ms.
+  // needs each operator's hop distance to the nearest one. A chain has none (every distance is
+  // npos), so that gain is always 0 and the later ones decide (cut bytes: none here; then the
+  // largest stage compute), which fall the same way, to 4 ms.
   const auto delta = devplace::distance_to_reconverging(chain);
   const auto p = devplace::boundary_refine(g, start, {.stages = 2}, delta);
   std::cout << "paper policy: " << p.initial_objective_ms << " -> " << p.objective_ms << " ms\n";
