@@ -29,7 +29,8 @@ int main() {
     std::cout << '}';
   });
   std::cout << '\n';
-  // prints: diamond's down-sets: \{\}( \{[0-9,]+\}){5}
+  // (the six sets above, in the order the enumeration reaches them)
+  // prints: diamond's down-sets: {} {0} {0,1} {0,1,2} {0,2} {0,1,2,3}
 
   // Two diamonds side by side multiply: 6 * 6 = 36. A cap turns a huge count into a status.
   const std::vector<std::vector<int>> two{{1, 2}, {3}, {3}, {}, {5, 6}, {7}, {7}, {}};

@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   std::cout << ilp::to_lp_string(m);
   // prints: Minimize
   // prints: load_0: \+ 3 x_0_0 \+ 2 x_1_0 \+ 2 x_2_0 - 1 T <= 0
-  // prints: Binary\n x_0_0 x_0_1 x_1_0 x_1_1 x_2_0 x_2_1
+  // prints: Binary
+  // prints:  x_0_0 x_0_1 x_1_0 x_1_1 x_2_0 x_2_1
 
   // Solve by enumeration: every 0/1 vector of the six binaries with T set to the largest load;
   // keep the feasible ones (max_violation 0) of least objective.
