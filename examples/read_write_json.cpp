@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <random>
 #include <string>
 
 int main(int argc, char** argv) {
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
     // prints: inception_v3_mbs32: 314 operators, 348 edges, 80.047[0-9]* ms of compute, 9.53383e\+07 parameter bytes
 
     // Write it (through a temporary file renamed over the target) and read it back: the same graph.
-    const auto copy = std::filesystem::temp_directory_path() / "devplace_example_graph.json";
+    const auto copy = std::filesystem::temp_directory_path() /
+                      ("devplace_example_graph_" + std::to_string(std::random_device{}()) + ".json");
     devplace::io::write_graph_json(g, copy);
     const devplace::op_graph back = devplace::io::read_graph_json(copy);
     std::filesystem::remove(copy);
