@@ -1,5 +1,5 @@
 #pragma once
-// devplace map --graph G --topology T --plan P.json [--cost auto|p2p|allreduce|combined|iteration] [--threads N]
+// devplace map --graph G --topology T --plan P.json [--cost iteration|auto|p2p|allreduce|combined] [--threads N]
 //              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
@@ -23,7 +23,8 @@
 namespace devplace::cli {
 
 struct map_args {
-  std::string graph, format = "auto", topology, plan_file, cost = "auto", baseline, out;
+  // the default maps for the simulated iteration: of the mappings tried it keeps the fastest
+  std::string graph, format = "auto", topology, plan_file, cost = "iteration", baseline, out;
   unsigned threads = 0;
   double timeout = std::numeric_limits<double>::infinity();
   std::uint64_t seed = 1;
@@ -124,9 +125,10 @@ inline void register_map(CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--plan", a->plan_file, "Plan file with stage_of (devplace.plan/1)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--cost", a->cost,
-                  "Stage-time model: p2p (eq. 6), allreduce (eq. 7), combined (both, allreduce over the plan's MB), "
-                  "auto (by the volume ratio), iteration (the combined mapping improved by local search on the simulated "
-                  "GPipe iteration, fill and drain included: the plan's MB, recompute and sends settings)")
+                  "Stage-time model: iteration (the combined mapping, the CS and p2p maps improved by local search on the "
+                  "simulated GPipe iteration, fill and drain included: the plan's MB, recompute and sends settings; the "
+                  "fastest kept), p2p (eq. 6), allreduce (eq. 7), combined (both, allreduce over the plan's MB), "
+                  "auto (p2p or allreduce by the volume ratio)")
       ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined", "iteration"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")

@@ -1,7 +1,7 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-//               [--cost auto|p2p|allreduce|combined|iteration] [--no-prune] [--general] [--quiet]
+//               [--cost iteration|auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
 // explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
@@ -41,7 +41,7 @@ inline void register_plan(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto", topology, schedule = "gpipe", out, svg;
     bool no_recompute = false, no_prune = false, quiet = false;
-    std::string cost = "auto";
+    std::string cost = "iteration";
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -61,8 +61,8 @@ inline void register_plan(CLI::App& app) {
   cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
   cmd->add_option("--cost", a->cost,
-                  "Mapping cost model: p2p, allreduce, combined (both, allreduce over MB), auto, iteration (combined, "
-                  "then local search on the simulated GPipe iteration)")
+                  "Mapping cost model: iteration (combined, then local search on the simulated GPipe iteration; the "
+                  "fastest mapping kept), p2p, allreduce, combined (both, allreduce over MB), auto")
       ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined", "iteration"}))->capture_default_str();
   cmd->add_flag("--no-prune", a->no_prune, "Explore every configuration (no bound pruning)");
   cmd->add_flag("--general", a->o.general,

@@ -42,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,35 @@ enum class replica_symmetry {
   rings    ///< per stage, rotations of its ring (reflections too on a symmetric topology), and
            ///< swapping the rings of two stages with equal c_u and P (allreduce)
 };
+
+/// The form of a model's times, which decides the covers and component bounds the mapper runs
+/// for it (docs/mapping.md, "Cost-model forms"). A model declares it as a static member
+/// `static constexpr model_form form = ...;` or by specialising `cost_model_form`; without
+/// either it is `none`, and the mapper searches it depth-first with its own bounds only.
+enum class model_form {
+  none,              ///< nothing known beyond `mapping_cost_model`
+  copies,            ///< `time` and `bound` are those of `p2p_cost` (eq. 6/8): stage time plus sends
+  rings,             ///< `time` and `bound` are those of `allreduce_cost` (eq. 7/9), ring tables aside
+  copies_and_rings   ///< `time` and `bound` are those of `combined_cost` with the model's
+                     ///< `micro_batches` (a member the form requires); ring tables from its
+                     ///< `ring` member when it has one
+};
+
+/// The declared form of C: `C::form` when it has one, else `model_form::none`.
+template <class C>
+struct cost_model_form : std::integral_constant<model_form, model_form::none> {};
+template <class C>
+  requires requires { { C::form } -> std::convertible_to<model_form>; }
+struct cost_model_form<C> : std::integral_constant<model_form, C::form> {};
+template <class C>
+inline constexpr model_form cost_model_form_v = cost_model_form<std::remove_cvref_t<C>>::value;
+
+/// Whether a model of type C has p2p sends between replicas of one copy (forms copies and
+/// copies_and_rings), and whether it has stage rings (rings and copies_and_rings).
+template <class C>
+inline constexpr bool has_copy_sends = cost_model_form_v<C> == model_form::copies || cost_model_form_v<C> == model_form::copies_and_rings;
+template <class C>
+inline constexpr bool has_stage_rings = cost_model_form_v<C> == model_form::rings || cost_model_form_v<C> == model_form::copies_and_rings;
 
 /// \concept mapping_cost_model
 /// A stage-replica time model for the mapper. Notation: `g` a `const stage_graph&`, `L` a
@@ -92,22 +122,28 @@ concept mapping_cost_model =
       { c.bound(g, L, dev, v) } -> std::convertible_to<double>;
     };
 
-/// The model's declared replica symmetry (none unless it says otherwise).
+/// The model's declared replica symmetry; without a `symmetry` member, the one of its form
+/// (copies or rings with equal replica counts), else none.
 template <mapping_cost_model C>
 [[nodiscard]] replica_symmetry model_symmetry(const C& c, const stage_graph& g, const link_costs& L) {
   if constexpr (requires { { c.symmetry(g, L) } -> std::convertible_to<replica_symmetry>; })
     return c.symmetry(g, L);
+  else if constexpr (cost_model_form_v<C> == model_form::copies)
+    return g.uniform_replicas() ? replica_symmetry::copies : replica_symmetry::none;
+  else if constexpr (cost_model_form_v<C> == model_form::rings)
+    return g.uniform_replicas() ? replica_symmetry::rings : replica_symmetry::none;
   else
     return replica_symmetry::none;
 }
 
-/// Whether the model says every replica of a stage has the same time.
+/// Whether the model says every replica of a stage has the same time (without a `shared_time`
+/// member: true for the rings form).
 template <mapping_cost_model C>
 [[nodiscard]] bool model_shares_time(const C& c) {
   if constexpr (requires { { c.shared_time() } -> std::convertible_to<bool>; })
     return c.shared_time();
   else
-    return false;
+    return cost_model_form_v<C> == model_form::rings;
 }
 
 /// `c.prepare(g, L, deadline)` or `c.prepare(g, L)` when the model has it, else `c`.
@@ -128,12 +164,17 @@ template <mapping_cost_model C>
 [[nodiscard]] bool model_replica_invariant_bound(const C& c, const stage_graph& g) {
   if constexpr (requires { { c.replica_invariant_bound(g) } -> std::convertible_to<bool>; })
     return c.replica_invariant_bound(g);
+  else if constexpr (cost_model_form_v<C> == model_form::rings)
+    return true;
+  else if constexpr (cost_model_form_v<C> != model_form::none)
+    return g.uniform_replicas();
   else
     return false;
 }
 
 /// The p2p model, eq. 6/8.
 struct p2p_cost {
+  static constexpr model_form form = model_form::copies;
   [[nodiscard]] std::string_view name() const noexcept { return "p2p"; }
 
   [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
@@ -219,6 +260,7 @@ struct p2p_cost {
 
 /// The allreduce model, eq. 7/9.
 struct allreduce_cost {
+  static constexpr model_form form = model_form::rings;
   [[nodiscard]] std::string_view name() const noexcept { return "allreduce"; }
 
   [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
@@ -337,6 +379,7 @@ struct allreduce_cost {
 struct combined_cost {
   std::size_t micro_batches = 1;  ///< MB (≥ 1)
   allreduce_cost ring;            ///< the allreduce term (ring-closure tables once prepared)
+  static constexpr model_form form = model_form::copies_and_rings;
 
   [[nodiscard]] std::string_view name() const noexcept { return "combined"; }
 

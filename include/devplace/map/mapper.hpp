@@ -123,6 +123,7 @@ struct mapping_result {
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
   std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
   std::size_t searches_by_ring_cover = 0;        ///< answered by the ring-cover search (mapper_options::ring_cover)
+  std::size_t searches_by_group_cover = 0;       ///< answered by the node-group cover (mapper_options::group_cover)
   std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
   std::size_t neighbourhood_changes = 0;         ///< sub-mappings the large-neighbourhood search accepted
   /// Proved optimal, and the mapping is the one a fresh search found at the optimum
@@ -353,6 +354,7 @@ class bracket_search {
     res_.nodes_explored += j.out.nodes;
     if (j.out.by_copy_cover) ++res_.searches_by_copy_cover;
     if (j.out.by_ring_cover) ++res_.searches_by_ring_cover;
+    if (j.out.by_group_cover) ++res_.searches_by_group_cover;
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {

@@ -218,7 +218,7 @@ class mapping_search {
     if (!make_order()) return false;
     make_checking_scheme();
     if (expired()) return false;
-    if constexpr (std::is_same_v<C, p2p_cost>) {
+    if constexpr (cost_model_form_v<C> == model_form::copies) {
       if (opt_.group_cover && g.uniform_replicas()) {
         auto nodes = detail::find_node_structure(L);
         if (nodes && std::any_of(nodes->nodes.begin(), nodes->nodes.end(), [](const auto& d) { return d.size() >= 2; })) {
@@ -318,7 +318,7 @@ class mapping_search {
     return true;
   }
 
-  [[nodiscard]] bool is_p2p() const noexcept { return std::is_same_v<C, p2p_cost>; }
+  [[nodiscard]] bool is_p2p() const noexcept { return cost_model_form_v<C> == model_form::copies; }
 
   /// The node-group cover at `target` (map/detail/group_cover.hpp); true when it answered (the
   /// answer in `total`).
@@ -549,7 +549,7 @@ class mapping_search {
   /// The allowed devices of every vertex at target t, and the groups of equal allowed sets.
   void init_allowed_devices(search_state& st) const {
     detail::compute_allowed_devices(st, table_, V_, D_, W_, opt_.extra_pruning);
-    if constexpr (std::is_same_v<C, p2p_cost>)
+    if constexpr (cost_model_form_v<C> == model_form::copies)
       if (opt_.extra_pruning && opt_.domain_filtering) detail::filter_p2p_domains(st, *g_, *L_, table_, D_, W_);
     detail::group_allowed_devices(st, V_, W_);
   }
@@ -640,7 +640,7 @@ class mapping_search {
         }
       }
     if (ok && opt_.extra_pruning && !detail::free_devices_suffice(st, W_)) ok = false;
-    if constexpr (std::is_same_v<C, p2p_cost>)
+    if constexpr (cost_model_form_v<C> == model_form::copies)
       if (ok && opt_.extra_pruning && opt_.free_link_pruning && !detail::p2p_free_links_suffice(st, *g_, *L_, table_, D_, W_, v, d))
         ok = false;
     if (!ok) st.release(v, st.group[v]);

@@ -1,9 +1,10 @@
 #pragma once
 /// \file map/detail/component_bounds.hpp
 /// The mapper's initial bound raised by the component bounds, per model: the ring-component bound
-/// (map/ring_bound.hpp) for the models with rings (allreduce, combined) and the copy-component
-/// bound (map/copy_bound.hpp) for the models with p2p sends between copies (p2p, combined, equal
-/// replica counts). For the combined model each adds, per stage, a lower bound of the other
+/// (map/ring_bound.hpp) for the models with rings (forms rings and copies_and_rings:
+/// allreduce, combined) and the copy-component bound (map/copy_bound.hpp) for the models with p2p
+/// sends between copies (forms copies and copies_and_rings: p2p, combined; equal replica counts).
+/// For the copies_and_rings form each adds, per stage, a lower bound of the other
 /// part's time (one vertex alone, on any device). Private helpers of `mapping_search::setup`.
 #include <algorithm>
 #include <chrono>
@@ -20,14 +21,32 @@
 
 namespace devplace::detail {
 
+/// The allreduce term of a model of the copies_and_rings form: its `ring` member (with the
+/// ring-closure tables once prepared) when it has one, else a plain `allreduce_cost`.
+template <class C>
+[[nodiscard]] allreduce_cost ring_part(const C& model) {
+  if constexpr (requires { { model.ring } -> std::convertible_to<allreduce_cost>; })
+    return model.ring;
+  else
+    return allreduce_cost{};
+}
+
+/// MB of a model of the copies_and_rings form (its `micro_batches` member, at least 1).
+template <class C>
+[[nodiscard]] double ring_divisor(const C& model) {
+  static_assert(requires { { model.micro_batches } -> std::convertible_to<std::size_t>; },
+                "a model of the copies_and_rings form has a micro_batches member (combined_cost's MB)");
+  return static_cast<double>(std::max<std::size_t>(model.micro_batches, 1));
+}
+
 /// `lb` raised to the ring-component bound under `model` (unchanged for models without rings);
 /// stops at `deadline` with the bound reached so far.
 template <mapping_cost_model C>
 [[nodiscard]] double raise_by_ring_components(const stage_graph& g, const link_costs& L, const C& model, double lb,
                                               std::chrono::steady_clock::time_point deadline) {
-  if constexpr (std::is_same_v<C, allreduce_cost>) {
+  if constexpr (cost_model_form_v<C> == model_form::rings) {
     return ring_component_lower_bound(g, L, lb, deadline);
-  } else if constexpr (std::is_same_v<C, combined_cost>) {
+  } else if constexpr (cost_model_form_v<C> == model_form::copies_and_rings) {
     // Stage s costs at least c(s) + its least p2p sends (one vertex alone, any device) + ring / MB.
     std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
     std::vector<std::size_t> dev(g.vertices(), unplaced);
@@ -41,7 +60,7 @@ template <mapping_cost_model C>
         }
         dev[v] = unplaced;
       }
-    return ring_component_lower_bound(g, L, offset, static_cast<double>(std::max<std::size_t>(model.micro_batches, 1)), lb, deadline);
+    return ring_component_lower_bound(g, L, offset, ring_divisor(model), lb, deadline);
   } else {
     return lb;
   }
@@ -57,19 +76,20 @@ template <mapping_cost_model C>
   const auto now = clock::now();
   if (!g.uniform_replicas() || now >= deadline) return lb;
   const auto until = deadline == clock::time_point::max() ? deadline : now + (deadline - now) / 4;
-  if constexpr (std::is_same_v<C, p2p_cost>) {
+  if constexpr (cost_model_form_v<C> == model_form::copies) {
     return copy_component_lower_bound(g, L, lb, until);
-  } else if constexpr (std::is_same_v<C, combined_cost>) {
+  } else if constexpr (cost_model_form_v<C> == model_form::copies_and_rings) {
     // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
     std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
     std::vector<std::size_t> dev(g.vertices(), unplaced);
-    const double mb = static_cast<double>(std::max<std::size_t>(model.micro_batches, 1));
+    const double mb = ring_divisor(model);
+    const allreduce_cost ring = ring_part(model);
     for (std::size_t s = 0; s < g.stages(); ++s) {
       if (clock::now() >= deadline) return lb;
       const std::size_t v = g.vertex(s, 0);
       for (std::size_t d = 0; d < L.devices(); ++d) {
         dev[v] = d;
-        offset[s] = std::min(offset[s], model.ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
+        offset[s] = std::min(offset[s], ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
       }
       dev[v] = unplaced;
       offset[s] += g.replica_compute_ms(s);

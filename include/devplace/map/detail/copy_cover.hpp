@@ -167,7 +167,7 @@ class copy_cover_search {
     // nondecreasing along them (its other terms do not depend on the device), so the first
     // device it rejects ends the level, its value a lower bound for every later one
     parent_check_.assign(S_, unplaced);
-    if constexpr (std::is_same_v<C, p2p_cost>)
+    if constexpr (cost_model_form_v<C> == model_form::copies)
       if (!L.has_latency() && D_ >= 2)
         for (std::size_t i = 1; i < S_; ++i) {
           if (parent_stage[stages_[i]] == S_) continue;

@@ -53,12 +53,12 @@ namespace devplace::detail {
 /// devices").
 inline constexpr std::size_t ring_cover_max_replicas = 12;
 
-/// Whether the ring cover is exact for `model` on `g` and `L`: the allreduce model, equal replica
+/// Whether the ring cover is exact for `model` on `g` and `L`: a model of the rings form, equal replica
 /// counts R ≥ 2, every stage with parameters, and no link latency. (The mapper runs it only up to
 /// `ring_cover_max_replicas`.)
 template <mapping_cost_model C>
 [[nodiscard]] bool ring_cover_applies(const C&, const stage_graph& g, const link_costs& L) {
-  if constexpr (!std::is_same_v<std::remove_cvref_t<C>, allreduce_cost>) {
+  if constexpr (cost_model_form_v<C> != model_form::rings) {
     return false;
   } else {
     if (!g.uniform_replicas() || g.replicas() < 2 || L.has_latency() || g.vertices() > L.devices()) return false;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file map/detail/warnsdorff.hpp
 /// Warnsdorff's value order of `mapping_search` (Algorithm 2's restarts): for the two built-in
-/// models, per target, the devices each device reaches within a stage's budget, and the key of a
+/// forms of model (copies, rings), per target, the devices each device reaches within a stage's budget, and the key of a
 /// candidate: the free devices it can still reach for its open links (fewest first).
 #include <atomic>
 #include <bit>
@@ -17,9 +17,9 @@
 namespace devplace::detail {
 
 template <class C>
-inline constexpr bool warnsdorff_model = std::is_same_v<C, allreduce_cost> || std::is_same_v<C, p2p_cost>;
+inline constexpr bool warnsdorff_model = cost_model_form_v<C> == model_form::rings || cost_model_form_v<C> == model_form::copies;
 
-/// For the two built-in models: the devices a device can reach within a stage's budget
+/// For the models of the copies and rings forms (map/cost_models.hpp, `model_form`): the devices a device can reach within a stage's budget
 /// (allreduce: the ring volume; p2p: its smallest message), to order candidates by how few
 /// free onward devices they leave (Warnsdorff's rule), which finds rings and tilings sooner.
 /// O(S·D²): built once per target, when the first Warnsdorff round needs it; false when `stop`
@@ -33,7 +33,7 @@ bool init_reach(mapping_search_state& st, const stage_graph& g, const link_costs
     st.reach.assign(S * D * W, 0);
     for (std::size_t s = 0; s < S; ++s) {
       double x = 0;
-      if constexpr (std::is_same_v<C, allreduce_cost>) {
+      if constexpr (cost_model_form_v<C> == model_form::rings) {
         x = g.allreduce_bytes(s);
       } else {
         for (auto n : g.neighbours(s)) x = g.message_bytes(s, n);  // the last is the smallest
@@ -41,7 +41,7 @@ bool init_reach(mapping_search_state& st, const stage_graph& g, const link_costs
       for (std::size_t a = 0; a < D; ++a) {
         if ((a & 63u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline)) return false;
         for (std::size_t b = 0; b < D; ++b) {
-          const double link = std::is_same_v<C, allreduce_cost> ? L.ring_transfer_ms(a, b, x, g.replicas(s))
+          const double link = cost_model_form_v<C> == model_form::rings ? L.ring_transfer_ms(a, b, x, g.replicas(s))
                                                                 : L.transfer_ms(a, b, x);
           if (a != b && g.replica_compute_ms(s) + link <= st.t) st.reach[(s * D + a) * W + b / 64] |= std::uint64_t{1} << (b % 64);
         }
@@ -61,7 +61,7 @@ template <class C>
     const std::size_t s = g.stage_of_vertex(v), q = g.replica_of_vertex(v), R = g.replicas(s);
     bool open = false;
     if (!g.uniform_replicas()) return 0;  // the key below reads replica q of every neighbour
-    if constexpr (std::is_same_v<C, allreduce_cost>) {
+    if constexpr (cost_model_form_v<C> == model_form::rings) {
       open = R >= 3 && st.dev[g.vertex(s, (q + 1) % R)] == unplaced;
     } else {
       for (auto n : g.neighbours(s))
