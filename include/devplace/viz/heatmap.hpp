@@ -67,6 +67,29 @@ inline side_labels node_labels(const device_labels& l, double cell, double font)
   return out;
 }
 
+/// The colour bar at (x, top), `height` px tall, over [lo, hi] GB/s on a log scale: 48 steps,
+/// ticks at the ends and at 1-2-5 values between them where their labels have room.
+inline void heatmap_scale(svg_canvas& c, double x, double top, double height, double lo, double hi, double font) {
+  auto value = [&](double bw) { return hi > lo && lo > 0 ? std::log(bw / lo) / std::log(hi / lo) : 1.0; };
+  for (int k = 0; k < 48; ++k) c.rect(x, top + height * (47 - k) / 48.0, 14, height / 48.0 + 0.3, ramp_colour((k + 0.5) / 48.0));
+  c.text(x, top - 10, "GB/s", {.size = 10, .bold = true});
+  auto tick = [&](double v) {
+    const double y = top + height * (1 - value(v));
+    c.line(x + 14, y, x + 18, y, "#333333");
+    c.text(x + 20, y + font * 0.35, format_number(v, 3), {.size = font});
+    return y;
+  };
+  const double gap = font * 1.5;
+  double last_y = tick(lo);
+  if (!(hi > lo) || last_y - top < gap) return;
+  for (double p = std::pow(10.0, std::floor(std::log10(lo))); p <= hi; p *= 10)
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = p * m, y = top + height * (1 - value(v));
+      if (v > lo && v < hi && last_y - y >= gap && y - top >= gap) last_y = tick(v);
+    }
+  tick(hi);
+}
+
 }  // namespace detail
 
 /// The heat map of `t` with the stages of `device_of` (row s: the devices of stage s; may be
@@ -169,27 +192,8 @@ template <device_topology T>
         c.rect(x0 + cell * double(b0), y0 + cell * double(a0), cell * double(b1 - b0 + 1), cell * double(a1 - a0 + 1), "none",
                "stage " + std::to_string(s), stage_colour(s), cell >= 6 ? 2 : 1, "stage");
   }
-  // Colour scale: 48 steps, ticks at 1-2-5 values on the log scale (and its ends).
   const double bar_h = std::max(M, 160.0);
-  for (int k = 0; k < 48; ++k)
-    c.rect(scale_x, y0 + bar_h * (47 - k) / 48.0, 14, bar_h / 48.0 + 0.3, ramp_colour((k + 0.5) / 48.0));
-  c.text(scale_x, y0 - 10, "GB/s", {.size = 10, .bold = true});
-  auto tick = [&](double v) {
-    const double y = y0 + bar_h * (1 - value(v));
-    c.line(scale_x + 14, y, scale_x + 18, y, "#333333");
-    c.text(scale_x + 20, y + font * 0.35, format_number(v, 3), {.size = font});
-    return y;
-  };
-  const double gap = font * 1.5, y_hi = y0;
-  double last_y = tick(lo);
-  if (hi > lo && last_y - y_hi >= gap) {
-    for (double p = std::pow(10.0, std::floor(std::log10(lo))); p <= hi; p *= 10)
-      for (double m : {1.0, 2.0, 5.0}) {
-        const double v = p * m, y = y0 + bar_h * (1 - value(v));
-        if (v > lo && v < hi && last_y - y >= gap && y - y_hi >= gap) last_y = tick(v);
-      }
-    tick(hi);
-  }
+  detail::heatmap_scale(c, scale_x, y0, bar_h, lo, hi, font);
   draw_legend(c, 10, y0 + bar_h + 12, width - 20, legend);
   return c.str();
 }
