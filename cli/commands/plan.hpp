@@ -1,7 +1,7 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-//               [--cost iteration|auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet]
+//               [--cost iteration|auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet] [--trace FILE]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
 // explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
@@ -23,7 +23,7 @@
 #include "devplace/io/topology_json.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/sim/plan_search.hpp"
-#include "devplace/sim/svg.hpp"
+#include "commands/pictures.hpp"
 
 namespace devplace::cli {
 
@@ -39,7 +39,7 @@ inline void print_plan_progress(const plan_search_progress& p) {
 
 inline void register_plan(CLI::App& app) {
   struct args_t {
-    std::string graph, format = "auto", topology, schedule = "gpipe", out, svg;
+    std::string graph, format = "auto", topology, schedule = "gpipe", out, svg, trace;
     bool no_recompute = false, no_prune = false, quiet = false;
     std::string cost = "iteration";
     plan_search_options o;
@@ -72,12 +72,12 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--out", a->out, "Write the chosen plan here");
   cmd->add_option("--svg", a->svg, "Write gantt.svg, heatmap.svg and stage_graph.svg of the chosen plan into this directory")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--trace", a->trace,
+                  "Write the chosen plan's simulated iteration here in the Chrome Trace Event format (Perfetto, chrome://tracing)");
   cmd->callback([a] {
-    const std::filesystem::path svg_dir = a->svg;
-    require_writable({a->out});
+    require_writable({a->out, a->trace});
     if (!a->svg.empty())
-      require_writable({(svg_dir / "gantt.svg").string(), (svg_dir / "heatmap.svg").string(),
-                        (svg_dir / "stage_graph.svg").string()});
+      for (const auto& f : picture_paths(a->svg)) require_writable({f});
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
@@ -142,14 +142,18 @@ inline void register_plan(CLI::App& app) {
       io::write_plan_json(p, a->out);
       std::cout << "written         " << a->out << '\n';
     }
-    if (!a->svg.empty()) {
+    if (!a->svg.empty() || !a->trace.empty()) {
       const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-      const auto sim = simulate(model, t, simulation_options_of(p));  // ragged rows with stage_replicas
-      const std::filesystem::path& dir = svg_dir;
-      io::atomic_write(dir / "gantt.svg", gantt_svg(sim, t.num_devices()));
-      io::atomic_write(dir / "heatmap.svg", heatmap_svg(t, p.device_of));
-      io::atomic_write(dir / "stage_graph.svg", stage_graph_svg(model));
-      std::cout << "written         " << (dir / "gantt.svg").string() << ", heatmap.svg, stage_graph.svg\n";
+      const auto so = simulation_options_of(p);
+      const auto sim = simulate(model, t, so);  // ragged rows with stage_replicas
+      if (!a->svg.empty()) {
+        write_pictures(a->svg, g, t, p, model, sim, so);
+        std::cout << "written         " << picture_paths(a->svg)[0] << ", heatmap.svg, stage_graph.svg\n";
+      }
+      if (!a->trace.empty()) {
+        write_trace(a->trace, g, t, p, model, sim, so);
+        std::cout << "written         " << a->trace << " (Chrome Trace Event format)\n";
+      }
     }
   });
 }

@@ -1,7 +1,7 @@
 #pragma once
 // devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b]
 //                   [--micro-batches MB] [--micro-batch-size N] [--recompute|--no-recompute]
-//                   [--blocking-sends] [--out plan.json]
+//                   [--blocking-sends] [--out plan.json] [--trace FILE]
 // Simulates one training iteration of a mapped plan (stage_of and device_of) and writes the plan
 // back with its simulation figures. Every setting defaults to the one recorded in the plan's
 // `settings` (so `simulate --plan P` reproduces what `plan` printed), else to the graph's
@@ -17,13 +17,14 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
+#include "commands/pictures.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 
 namespace devplace::cli {
 
 inline void register_simulate(CLI::App& app) {
   struct args_t {
-    std::string graph, format = "auto", topology, plan_file, out;
+    std::string graph, format = "auto", topology, plan_file, out, trace;
     std::optional<std::string> schedule;
     std::optional<std::size_t> micro_batches;
     std::optional<double> micro_batch_size;
@@ -46,8 +47,9 @@ inline void register_simulate(CLI::App& app) {
                            "A device is busy while it sends (the p2p mapping model) [the plan's, else overlapped]");
   cmd->add_flag("--overlapped-sends", a->overlapped_sends, "Transfers run on the links, overlapped with compute")->excludes(bs);
   cmd->add_option("--out", a->out, "Write the plan with its simulation figures here");
+  cmd->add_option("--trace", a->trace, "Write the simulated iteration here in the Chrome Trace Event format (Perfetto, chrome://tracing)");
   cmd->callback([a] {
-    require_writable({a->out});
+    require_writable({a->out, a->trace});
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology);
     plan p = io::read_plan_json(a->plan_file, &g);
@@ -66,7 +68,8 @@ inline void register_simulate(CLI::App& app) {
     if (a->blocking_sends || a->overlapped_sends) st.blocking_sends = a->blocking_sends;
     p.settings = st;
     const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-    const auto r = simulate(model, t, simulation_options_of(p));
+    const auto so = simulation_options_of(p);
+    const auto r = simulate(model, t, so);
     p.simulation = simulation_summary{.schedule = st.schedule, .iteration_ms = r.iteration_ms,
                                       .samples_per_s = r.samples_per_s, .bubble_fraction = r.bubble_fraction};
     std::cout << "simulation      " << st.schedule << (st.recompute ? " with recomputation" : "") << ", S = " << p.stages
@@ -75,6 +78,10 @@ inline void register_simulate(CLI::App& app) {
     if (!a->out.empty()) {
       io::write_plan_json(p, a->out);
       std::cout << "written         " << a->out << '\n';
+    }
+    if (!a->trace.empty()) {
+      write_trace(a->trace, g, t, p, model, r, so);
+      std::cout << "written         " << a->trace << " (Chrome Trace Event format)\n";
     }
   });
 }

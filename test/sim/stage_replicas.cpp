@@ -16,7 +16,7 @@
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/partition/general_dp.hpp"
-#include "devplace/sim/svg.hpp"
+#include "devplace/viz/stage_graph.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 
 using namespace devplace;
@@ -45,11 +45,11 @@ TEST_CASE("simulate: stages with 2 and 1 replicas, hand-computed") {
   // Stage 0's ring over its two replicas: 2 steps of P/2 at 1 GB/s after the backwards: + 2 x 1 ms.
   pm.param_bytes = {2e6, 5e6};
   CHECK(simulate(pm, t, {.micro_batches = 1}).iteration_ms == doctest::Approx(12.0));
-  // The svg draws the ragged rows: three replicas in all.
-  const std::string svg = stage_graph_svg(pm);
-  std::size_t circles = 0;
-  for (std::size_t k = svg.find("<circle"); k != std::string::npos; k = svg.find("<circle", k + 1)) ++circles;
-  CHECK(circles == 3);
+  // The stage graph draws the ragged rows: three replica cells in all.
+  const std::string svg = viz::stage_graph_svg(pm, viz::make_device_labels(3));
+  std::size_t cells = 0;
+  for (std::size_t k = svg.find("class=\"replica\""); k != std::string::npos; k = svg.find("class=\"replica\"", k + 1)) ++cells;
+  CHECK(cells == 3);
 }
 
 TEST_CASE("a general_dp plan end to end: partition, stage graph, mapping, simulation (hand-computed)") {

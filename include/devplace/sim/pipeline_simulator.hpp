@@ -35,7 +35,9 @@
 /// Outputs: iteration time, samples per second (micro_batch_size · R · MB per iteration), the
 /// bubble fraction 1 − (Σ compute busy time of the used devices) / (devices · iteration), which
 /// for S equal stages and no communication under GPipe is (S − 1) / (MB + S − 1); per-device busy
-/// time; peak in-flight micro-batches per stage; and the full event timeline.
+/// time; peak in-flight micro-batches per stage; and the full event timeline, each event with the
+/// bytes it moves and the event whose end set its start (from which sim/critical_path.hpp walks
+/// back the chain of tasks that sets the iteration time).
 ///
 /// Complexity: O(T log T) for the T = O(S R MB + |E_S| R MB + S) tasks.
 #include <algorithm>
@@ -118,10 +120,17 @@ enum class sim_task_kind { forward, backward, send_activation, send_gradient, al
 
 /// One event of the timeline. Transfers name both devices; compute tasks have `to == from`.
 struct sim_event {
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   sim_task_kind kind;
   std::size_t stage, replica, micro_batch;
   std::size_t from, to;                                ///< devices
   double start_ms, end_ms;
+  double bytes = 0;                                    ///< moved by a transfer or an allreduce; 0 for compute
+  /// The timeline index of the event whose end set this one's start: its latest dependency (an
+  /// incoming transfer, the device's previous task, its own forward) or, for a transfer that
+  /// waited for its link, the link's previous transfer; `none` for an event with neither.
+  /// Following it from the last event gives a critical path (sim/critical_path.hpp).
+  std::size_t after = none;
 };
 
 struct simulation_result {
@@ -278,14 +287,16 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
   struct task {
     sim_task_kind kind;
     std::size_t stage, replica, mb, from, to;
-    double duration;
+    double duration, bytes;
     std::size_t missing = 0;            // unfinished dependencies
     double ready = 0;                   // when the last dependency finished
+    std::size_t binding = sim_event::none;  // that dependency
     std::vector<std::size_t> next;      // dependents
   };
   std::vector<task> tasks;
-  auto add = [&](sim_task_kind k, std::size_t s, std::size_t r, std::size_t mb, std::size_t from, std::size_t to, double d) {
-    tasks.push_back({k, s, r, mb, from, to, d, 0, 0, {}});
+  auto add = [&](sim_task_kind k, std::size_t s, std::size_t r, std::size_t mb, std::size_t from, std::size_t to, double d,
+                 double bytes = 0) {
+    tasks.push_back({k, s, r, mb, from, to, d, bytes, 0, 0, sim_event::none, {}});
     return tasks.size() - 1;
   };
   auto dep = [&](std::size_t before, std::size_t after) {
@@ -315,10 +326,10 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
         for (auto [j, x] : exchanges(s, r, t, bytes)) {
           const std::size_t a = m.device_of[s][r], b = m.device_of[t][j];
           for (std::size_t mb = 0; mb < MB; ++mb) {
-            const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, x));
+            const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, x), x);
             dep(F[idx(s, r, mb)], act);
             dep(act, F[idx(t, j, mb)]);
-            const auto grad = add(sim_task_kind::send_gradient, t, j, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, x));
+            const auto grad = add(sim_task_kind::send_gradient, t, j, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, x), x);
             dep(B[idx(t, j, mb)], grad);
             dep(grad, B[idx(s, r, mb)]);
           }
@@ -333,7 +344,7 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
       for (std::size_t r = 0; r < Rs; ++r)
         slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % Rs], ring_step_bytes(m.param_bytes[s], Rs)));
       const auto ar = add(sim_task_kind::allreduce, s, 0, 0, m.device_of[s][0], m.device_of[s][0],
-                          ring_allreduce_ms(slowest, Rs));
+                          ring_allreduce_ms(slowest, Rs), m.param_bytes[s]);
       allreduce_task[s] = ar;
       for (std::size_t r = 0; r < Rs; ++r)
         for (std::size_t mb = 0; mb < MB; ++mb) dep(B[idx(s, r, mb)], ar);
@@ -363,12 +374,13 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
   res.device_busy_ms.assign(D, 0.0);
   using entry = std::tuple<double, std::size_t>;  // (earliest start, task id)
   std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
-  std::map<std::pair<std::size_t, std::size_t>, double> link_free;
+  std::map<std::pair<std::size_t, std::size_t>, std::pair<double, std::size_t>> link_free;  // free at, last transfer
   std::vector<double> start(tasks.size(), 0.0), end(tasks.size(), 0.0);
   for (std::size_t t = 0; t < tasks.size(); ++t)
     if (tasks[t].missing == 0) ready.emplace(0.0, t);
   std::size_t done = 0;
   double last = 0;
+  std::vector<std::size_t> event_task;  // timeline entry -> task id
   while (!ready.empty()) {
     auto [est, t] = ready.top();
     ready.pop();
@@ -376,13 +388,17 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     const bool is_link = k.kind == sim_task_kind::send_activation || k.kind == sim_task_kind::send_gradient;
     double s0 = k.ready;
     if (is_link && o.serialize_links && k.from != k.to) {
-      const double free = link_free[{k.from, k.to}];
+      auto& link = link_free.try_emplace({k.from, k.to}, 0.0, sim_event::none).first->second;
+      const double free = link.first;
       if (free > est) {  // the link got busy since this entry was queued: wait in line
         ready.emplace(free, t);
         continue;
       }
-      s0 = std::max(s0, free);
-      link_free[{k.from, k.to}] = s0 + k.duration;
+      if (free > s0) {
+        s0 = free;
+        k.binding = link.second;
+      }
+      link = {s0 + k.duration, t};
     }
     start[t] = s0;
     end[t] = s0 + k.duration;
@@ -391,9 +407,13 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     if (k.kind == sim_task_kind::forward || k.kind == sim_task_kind::backward) res.device_busy_ms[k.from] += k.duration;
     if (k.kind == sim_task_kind::allreduce && o.blocking_allreduce)
       for (auto d : m.device_of[k.stage]) res.device_busy_ms[d] += k.duration;
-    res.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t]});
+    res.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t], k.bytes, k.binding});
+    event_task.push_back(t);
     for (std::size_t n : k.next) {
-      tasks[n].ready = std::max(tasks[n].ready, end[t]);
+      if (end[t] >= tasks[n].ready) {
+        tasks[n].ready = end[t];
+        tasks[n].binding = t;
+      }
       if (--tasks[n].missing == 0) ready.emplace(tasks[n].ready, n);
     }
   }
@@ -427,8 +447,19 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
     }
     res.peak_in_flight[s] = static_cast<std::size_t>(peak);
   }
-  std::stable_sort(res.timeline.begin(), res.timeline.end(),
-                   [](const sim_event& a, const sim_event& b) { return a.start_ms < b.start_ms; });
+  // The timeline in start order, `after` turned from task ids into timeline indices.
+  std::vector<std::size_t> order(res.timeline.size()), position(tasks.size(), sim_event::none);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return res.timeline[a].start_ms < res.timeline[b].start_ms; });
+  for (std::size_t i = 0; i < order.size(); ++i) position[event_task[order[i]]] = i;
+  std::vector<sim_event> sorted;
+  sorted.reserve(order.size());
+  for (std::size_t i : order) {
+    sorted.push_back(res.timeline[i]);
+    if (sorted.back().after != sim_event::none) sorted.back().after = position[sorted.back().after];
+  }
+  res.timeline = std::move(sorted);
   return res;
 }
 
