@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "devplace/io/llm_result_json.hpp"
 #include "devplace/llm/balance.hpp"
 #include "devplace/llm/search.hpp"
+#include "devplace/viz/llm_charts.hpp"
 
 namespace devplace::cli {
 
@@ -54,7 +56,7 @@ inline llm::dtype parse_llm_dtype(const std::string& s) {
 
 inline void register_llm_plan(CLI::App* llm_cmd) {
   struct args_t {
-    std::string model, system, dtype = "bf16", out;
+    std::string model, system, dtype = "bf16", out, svg;
     std::int64_t gpus = 0, batch = 0, max_cp = 1;
     std::size_t top = 1;
     bool exact = false;
@@ -72,6 +74,7 @@ inline void register_llm_plan(CLI::App* llm_cmd) {
   pl->add_flag("--exact-gpus", args->exact, "Only executions on exactly N GPUs");
   pl->add_option("--time-limit", args->time_limit, "Stop after this many seconds (status time_limit)")->check(seconds_validator());
   pl->add_option("--out", args->out, "Write the best execution's result (devplace.llm-result/1 with status and execution)");
+  pl->add_option("--svg", args->svg, "Write time.svg and memory.svg of the top executions into this directory");
   pl->callback([args] {
     require_writable({args->out});
     const auto m = io::read_llm_model(args->model);
@@ -111,6 +114,17 @@ inline void register_llm_plan(CLI::App* llm_cmd) {
     }
     std::printf("best:\n");
     print_llm_evaluation(r.top.front().eval);
+    if (!args->svg.empty()) {
+      std::vector<viz::labelled_evaluation> rows;
+      for (std::size_t i = 0; i < r.top.size(); ++i) {
+        rows.push_back({std::to_string(i + 1) + ": " + viz::execution_label(r.top[i].exec), r.top[i].eval});
+      }
+      const std::string title = m.name + " on " + std::to_string(args->gpus) + " GPUs, batch " + std::to_string(args->batch);
+      std::filesystem::create_directories(args->svg);
+      io::atomic_write(std::filesystem::path(args->svg) / "time.svg", viz::llm_time_chart(rows, title));
+      io::atomic_write(std::filesystem::path(args->svg) / "memory.svg", viz::llm_memory_chart(rows, title));
+      std::printf("written         %s/time.svg, %s/memory.svg\n", args->svg.c_str(), args->svg.c_str());
+    }
     if (!args->out.empty()) {
       auto j = io::to_json(r.top.front().eval);
       j["status"] = std::string(to_string(r.status));
@@ -168,16 +182,17 @@ inline void register_llm(CLI::App& app) {
   auto* llm_cmd = app.add_subcommand("llm", "LLM training on GPU clusters: evaluate an execution, search the best");
   llm_cmd->require_subcommand(1);
   struct args_t {
-    std::string model, system, execution, out;
+    std::string model, system, execution, out, trace;
   };
   auto args = std::make_shared<args_t>();
   auto* ev = llm_cmd->add_subcommand("evaluate", "Iteration time, throughput and memory of one execution");
+  ev->add_option("--trace", args->trace, "Write the time breakdown as a Chrome trace (Perfetto, chrome://tracing)");
   ev->add_option("--model", args->model, "Model (devplace.llm-model/1 or Calculon's model JSON)")->required();
   ev->add_option("--system", args->system, "System (devplace.llm-system/1 or Calculon's system JSON)")->required();
   ev->add_option("--execution", args->execution, "Execution (devplace.llm-execution/1 or Calculon's)")->required();
   ev->add_option("--out", args->out, "Write the result (devplace.llm-result/1 JSON)");
   ev->callback([args] {
-    require_writable({args->out});
+    require_writable({args->out, args->trace});
     const auto m = io::read_llm_model(args->model);
     const auto s = io::read_llm_system(args->system);
     const auto e = io::read_llm_execution(args->execution);
@@ -188,6 +203,7 @@ inline void register_llm(CLI::App& app) {
       throw failure(args->execution + ": " + x.what());
     }
     print_llm_evaluation(r);
+    if (!args->trace.empty()) io::atomic_write(args->trace, viz::llm_breakdown_trace(r, m.name + " on " + s.name));
     if (!args->out.empty()) {
       auto j = io::to_json(r);
       j["model"] = io::to_json(m);
