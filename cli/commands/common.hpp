@@ -50,7 +50,7 @@ inline void require_devices(const std::vector<std::size_t>& stage_replicas, std:
 inline std::string replicas_text(const plan& p) {
   if (p.stage_replicas.empty()) return "R = " + std::to_string(p.replicas);
   std::string s = "R_s =";
-  for (auto r : p.stage_replicas) s += " " + std::to_string(r);
+  for (auto r : p.stage_replicas) s.append(" ").append(std::to_string(r));
   return s;
 }
 

@@ -184,8 +184,9 @@ class op_graph_builder {
     const auto topo = topological_sort(g.dag_);
     if (!topo) {
       std::string msg = "the graph has a cycle:";
-      for (auto v : topo.cycle) msg += " " + std::to_string(ops_[v].id) + " ->";
-      msg += " " + std::to_string(ops_[topo.cycle.front()].id);
+      // append piece by piece: GCC 12 warns (-Wrestrict, a false positive) on `" " + to_string(..)`
+      for (auto v : topo.cycle) msg.append(" ").append(std::to_string(ops_[v].id)).append(" ->");
+      msg.append(" ").append(std::to_string(ops_[topo.cycle.front()].id));
       throw graph_error(msg);
     }
     g.ops_ = std::move(ops_);

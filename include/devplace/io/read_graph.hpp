@@ -8,38 +8,23 @@
 /// | `pipedream`   | PipeDream `graph.txt` (io/pipedream.hpp) |
 /// | `tarnawski`   | Tarnawski et al. 2020 JSON (io/tarnawski.hpp) |
 /// | `auto`        | decided by content: JSON with `"format"` → devplace; JSON whose nodes carry `fpgaLatency` → tarnawski; text → pipedream |
+/// Defined in read_graph.ipp: inline in header-only mode, compiled once by `devplace::core` in
+/// compiled mode, where this header includes no JSON (see config.hpp).
 #include <filesystem>
 #include <string>
 
-#include "devplace/io/graph_json.hpp"
-#include "devplace/io/pipedream.hpp"
-#include "devplace/io/tarnawski.hpp"
+#include "devplace/config.hpp"
+#include "devplace/dag/op_graph.hpp"
+#include "devplace/io/error.hpp"
 
 namespace devplace::io {
 
-inline op_graph read_graph(const std::filesystem::path& path, const std::string& format = "auto") {
-  const std::string file = path.string();
-  if (format != "auto" && format != "devplace" && format != "pipedream" && format != "tarnawski")
-    throw input_error(file, "--format", "unknown format '" + format + "' (expected auto, devplace, pipedream or tarnawski)");
-  const std::string text = detail::read_text(path);
-  std::string f = format;
-  if (f == "auto") {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && text[first] == '{') {
-      const auto doc = detail::parse_json(text, file);
-      if (doc.is_object() && doc.contains("format")) return graph_from_json(doc, file);
-      if (doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
-          (doc.contains("maxSizePerFPGA") || (!doc["nodes"].empty() && doc["nodes"][0].is_object() &&
-                                              doc["nodes"][0].contains("fpgaLatency"))))
-        return tarnawski_from_json(doc, file);
-      throw input_error(file, "/", "unrecognised JSON graph: no \"format\" field (devplace.graph/1) and no "
-                                   "Tarnawski et al. fields; pass --format");
-    }
-    f = "pipedream";
-  }
-  if (f == "devplace") return read_graph_json_text(text, file);
-  if (f == "tarnawski") return tarnawski_from_json(detail::parse_json(text, file), file);
-  return read_pipedream_text(text, file);
-}
+/// Reads the operator graph in `path`; `format` is one of the table above. Throws `input_error`
+/// (file, field, reason) on a missing file, an unknown format or a malformed graph.
+[[nodiscard]] DEVPLACE_INLINE op_graph read_graph(const std::filesystem::path& path, const std::string& format = "auto");
 
 }  // namespace devplace::io
+
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"
+#endif

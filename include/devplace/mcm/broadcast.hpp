@@ -102,7 +102,7 @@ template <profiled_dag G>
       for (auto v : cone) {
         auto a = g.op(v);
         a.id = next_id++;
-        a.name += "#" + std::to_string(k);
+        a.name.append("#").append(std::to_string(k));  // not "#" + ..: a GCC 12 -Wrestrict false positive
         copy[v] = b.add_op(std::move(a));
         res.origin.push_back(v);
         ++res.added;

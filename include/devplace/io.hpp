@@ -1,0 +1,20 @@
+#pragma once
+/// \file io.hpp
+/// Everything of `devplace/io/` in one include: the readers and writers: graph, topology, plan and
+/// cluster JSON, nvidia-smi, PipeDream, Piper and Tarnawski inputs.
+/// Each header below can also be included alone, at a fraction of the compile time
+/// (docs/compile-time.md).
+#include "devplace/io/atomic_write.hpp"
+#include "devplace/io/cluster_json.hpp"
+#include "devplace/io/error.hpp"
+#include "devplace/io/graph_json.hpp"
+#include "devplace/io/llm_json.hpp"
+#include "devplace/io/llm_result_json.hpp"
+#include "devplace/io/nvidia_smi.hpp"
+#include "devplace/io/pipedream.hpp"
+#include "devplace/io/piper.hpp"
+#include "devplace/io/plan_json.hpp"
+#include "devplace/io/read_graph.hpp"
+#include "devplace/io/tarnawski.hpp"
+#include "devplace/io/tarnawski_instance.hpp"
+#include "devplace/io/topology_json.hpp"

@@ -1,0 +1,12 @@
+#pragma once
+/// \file sim.hpp
+/// Everything of `devplace/sim/` in one include: the pipeline simulator, closed forms and the (S,
+/// R) plan search.
+/// Each header below can also be included alone, at a fraction of the compile time
+/// (docs/compile-time.md).
+#include "devplace/sim/closed_form.hpp"
+#include "devplace/sim/critical_path.hpp"
+#include "devplace/sim/from_plan.hpp"
+#include "devplace/sim/iteration_mapping.hpp"
+#include "devplace/sim/pipeline_simulator.hpp"
+#include "devplace/sim/plan_search.hpp"
