@@ -13,6 +13,7 @@
 #include "commands/peer.hpp"
 #include "commands/plan.hpp"
 #include "commands/simulate.hpp"
+#include "commands/sweep.hpp"
 #include "commands/topology.hpp"
 
 namespace devplace::cli {
@@ -30,6 +31,7 @@ inline void register_all(CLI::App& app) {
   register_dfmodel(app);
   register_phaze(app);
   register_llm(app);
+  register_sweep(app);
 }
 
 }  // namespace devplace::cli

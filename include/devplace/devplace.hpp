@@ -25,6 +25,7 @@
 #include "devplace/refine.hpp"
 #include "devplace/llm.hpp"
 #include "devplace/sim.hpp"
+#include "devplace/sweep.hpp"
 #include "devplace/topology.hpp"
 #include "devplace/transform.hpp"
 #include "devplace/views.hpp"

@@ -72,7 +72,7 @@ set(_algorithm_modules "^devplace/(algorithm|cluster|cost|dag|detail|map|partiti
 set(_model_modules "^devplace/(sim|mcm|phaze|dfmodel|topology|llm)/|^devplace/peers/pipedream")
 set(_model_readers "^devplace/dfmodel/setup|^devplace/phaze/cores_json\\.hpp$|^devplace/topology/generators\\.hpp$")
 # Solver libraries only behind their components' headers.
-set(_solver_headers "^devplace/ilp/backends/|^devplace/map/scotch\\.hpp$")
+set(_solver_headers "^devplace/ilp/backends/|^devplace/map/scotch\\.hpp$|^devplace/sweep/mpi\\.hpp$")
 
 set(_failures 0)
 function(devplace_forbid header closure heavy what)
@@ -107,7 +107,7 @@ endforeach()
 # One header per module and one for all: devplace/<module>.hpp includes every header of
 # devplace/<module>/ but the internal ones (detail/) and the optional components' (their own
 # targets); devplace/devplace.hpp includes every module header.
-set(_component_headers "/detail/|^devplace/ilp/backends/|^devplace/map/scotch\\.hpp$")
+set(_component_headers "/detail/|^devplace/ilp/backends/|^devplace/map/scotch\\.hpp$|^devplace/sweep/mpi\\.hpp$")
 file(GLOB _module_dirs LIST_DIRECTORIES true RELATIVE "${INCLUDE_DIR}/devplace" "${INCLUDE_DIR}/devplace/*")
 string(MAKE_C_IDENTIFIER "devplace/devplace.hpp" _all_id)
 foreach(_m IN LISTS _module_dirs)

@@ -1,0 +1,127 @@
+#pragma once
+/// \file sweep/phaze_space.hpp
+/// The `phaze` generator: PHAZE accelerator configurations × operator graphs × device counts
+/// (docs/phaze.md, docs/sweep.md). Every point is `phaze::evaluate_architecture` of one
+/// configuration on one graph at one K (the placement DP over the micro-batch sizes, both
+/// activation policies and the HBM sizes; layers list-scheduled), i.e. an exhaustive architecture
+/// sweep with no hysteresis stop.
+///
+///   "space": {"cores": "cores.json",             PHAZE's configurations with their areas, or
+///             "configurations": [{...}, ...],    the same objects inline (one of the two)
+///             "graphs": ["bert_large_mbs4.json"],
+///             "devices": [1024], "batch": 4096,  K values; global batch B · b (samples)
+///             "layers": 24, "micro_batches": [1, 2, 4, 8], "hbm_gib": [32, 64, 80],
+///             "bandwidth_gbps": 4.294967296}     (optional, PHAZE's defaults as shown)
+///
+/// Point order: graph, then K, then configuration (file order, fastest).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devplace/io/read_graph.hpp"
+#include "devplace/phaze/cores_json.hpp"
+#include "devplace/phaze/workload.hpp"
+#include "devplace/sweep/space.hpp"
+
+namespace devplace::sweep {
+
+namespace detail {
+
+/// What every PHAZE point shares: the graphs with their layer splits, the configurations.
+struct phaze_data {
+  std::vector<std::string> graph_names;  ///< as written in the space file
+  std::vector<op_graph> graphs;
+  std::vector<phaze::layer_split> splits;
+  std::vector<phaze::core_config> configs;
+  std::vector<std::size_t> devices;
+  phaze::architecture_options options;
+};
+
+inline json phaze_config_json(const phaze::core_config& c) {
+  return {{"num_tc", c.num_tc}, {"num_vc", c.num_vc}, {"width", c.pe_x}, {"depth", c.pe_y},
+          {"GLB_Buffer", c.glb_bytes}, {"area", c.area}};
+}
+
+inline std::vector<phaze::core_config> phaze_configs(const io::detail::reader& rd, const space_file& f) {
+  const json* file = io::detail::reader::optional(f.space, "cores");
+  const json* inl = io::detail::reader::optional(f.space, "configurations");
+  if ((file != nullptr) == (inl != nullptr)) rd.fail("/space", "expected exactly one of 'cores' (a file) and 'configurations'");
+  if (file) return phaze::read_cores_json(resolve(f, rd.string(*file, "/space/cores")));
+  rd.array(*inl, "/space/configurations");
+  if (inl->empty()) rd.fail("/space/configurations", "expected at least one configuration");
+  std::vector<phaze::core_config> out;
+  for (std::size_t i = 0; i < inl->size(); ++i)
+    out.push_back(phaze::detail::read_core_entry(rd, (*inl)[i], io::detail::child("/space/configurations", i), true));
+  return out;
+}
+
+inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f) {
+  const io::detail::reader rd(f.file);
+  const std::string p = "/space";
+  known_fields(rd, f.space, p, {"cores", "configurations", "graphs", "devices", "batch", "layers", "micro_batches",
+                                "hbm_gib", "bandwidth_gbps"});
+  auto d = std::make_shared<phaze_data>();
+  d->configs = phaze_configs(rd, f);
+  d->graph_names = strings(rd, f.space, "graphs", p);
+  std::size_t blocks = 24;
+  if (const json* l = io::detail::reader::optional(f.space, "layers")) {
+    blocks = static_cast<std::size_t>(rd.count(*l, "/space/layers"));
+    if (blocks == 0) rd.fail("/space/layers", "expected an integer >= 1, got 0");
+  }
+  for (const auto& g : d->graph_names) {
+    d->graphs.push_back(io::read_graph(resolve(f, g)));
+    d->splits.push_back(phaze::workload_layers(d->graphs.back(), blocks));
+  }
+  d->devices = counts(rd, f.space, "devices", p, {1024});
+  auto& o = d->options;
+  o.placement.devices = 1;  // set per point
+  o.placement.global_batch = 4096;
+  if (const json* b = io::detail::reader::optional(f.space, "batch")) {
+    o.placement.global_batch = static_cast<std::size_t>(rd.count(*b, "/space/batch"));
+    if (o.placement.global_batch == 0) rd.fail("/space/batch", "expected an integer >= 1, got 0");
+  }
+  o.micro_batches = counts(rd, f.space, "micro_batches", p, {1, 2, 4, 8});
+  bool divides = false;
+  for (auto b : o.micro_batches) divides = divides || o.placement.global_batch % b == 0;
+  if (!divides) rd.fail("/space/micro_batches", "no micro-batch size divides the global batch");
+  o.hbm_bytes.clear();
+  for (double g : positives(rd, f.space, "hbm_gib", p, {32, 64, 80})) o.hbm_bytes.push_back(g * double(1ull << 30));
+  if (const json* bw = io::detail::reader::optional(f.space, "bandwidth_gbps"))
+    o.placement.bandwidth_gbps = rd.positive(*bw, "/space/bandwidth_gbps");
+  o.workload.layers = blocks;
+  return d;
+}
+
+inline json phaze_plan_json(const phaze::architecture_result& r) {
+  const auto& p = r.plan;
+  if (!p.has_solution()) return json::object();
+  return {{"samples_per_s", p.samples_per_s}, {"time_per_batch_ms", p.time_per_batch_ms}, {"p", p.pipeline_stages()},
+          {"d", p.data_parallel}, {"t", p.tensor_width}, {"micro_batch", p.micro_batch}, {"recompute", p.recompute},
+          {"hbm_bytes", r.hbm_bytes}, {"max_load_ms", p.max_load_ms}, {"resync_ms", p.resync_ms},
+          {"devices_used", p.devices_used}};
+}
+
+}  // namespace detail
+
+/// The `phaze` generator's `prepare`.
+[[nodiscard]] inline point_space prepare_phaze_space(const space_file& f) {
+  const auto d = detail::read_phaze_data(f);
+  const std::size_t nc = d->configs.size(), nk = d->devices.size();
+  point_space s;
+  s.size = d->graphs.size() * nk * nc;
+  s.inputs = [d, nc, nk](std::size_t i) {
+    const std::size_t c = i % nc, k = (i / nc) % nk, g = i / (nc * nk);
+    return json{{"graph", d->graph_names[g]}, {"devices", d->devices[k]}, {"configuration", c},
+                {"accelerator", detail::phaze_config_json(d->configs[c])}};
+  };
+  s.evaluate = [d, nc, nk](std::size_t i) {
+    const std::size_t c = i % nc, k = (i / nc) % nk, g = i / (nc * nk);
+    auto o = d->options;
+    o.placement.devices = d->devices[k];
+    const auto r = phaze::evaluate_architecture(d->graphs[g], d->splits[g], d->configs[c], o);
+    return point_result{std::string(to_string(r.plan.status)), detail::phaze_plan_json(r)};
+  };
+  return s;
+}
+
+}  // namespace devplace::sweep
