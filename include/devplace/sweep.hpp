@@ -7,6 +7,7 @@
 /// (docs/compile-time.md).
 #include "devplace/sweep/dfmodel_space.hpp"
 #include "devplace/sweep/driver.hpp"
+#include "devplace/sweep/llm_space.hpp"
 #include "devplace/sweep/phaze_space.hpp"
 #include "devplace/sweep/registry.hpp"
 #include "devplace/sweep/results.hpp"

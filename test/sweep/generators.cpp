@@ -10,7 +10,9 @@
 #include <set>
 #include <string>
 
+#include "devplace/io/llm_json.hpp"
 #include "devplace/io/read_graph.hpp"
+#include "devplace/llm/search.hpp"
 #include "devplace/sweep/registry.hpp"
 
 using namespace devplace;
@@ -203,4 +205,41 @@ TEST_CASE("sweep: bad space files name the file, the field and the reason") {
   CHECK(error_of(space("f.json", "dfmodel", fixed)).find("f.json: /space/chips: setup") != std::string::npos);
   write(dir / "fmt.json", {{"format", "devplace.sweep/9"}, {"generator", "phaze"}, {"space", ok}});
   CHECK(error_of(dir / "fmt.json").find("fmt.json: /format: unknown format") != std::string::npos);
+}
+
+TEST_CASE("sweep: the llm generator's points are the searches they stand for, system-major") {
+  const auto dir = generator_dir("llm");
+  write(dir / "space.json", {{"format", "devplace.sweep.space/1"}, {"generator", "llm"},
+                             {"space", {{"systems", {(examples / "llm" / "dgx_a100_80g.json").string(),
+                                                     (examples / "llm" / "dgx_h100_80g.json").string()}},
+                                        {"models", {(examples / "llm" / "gpt3_175b.json").string()}},
+                                        {"gpus", {64, 128}}, {"global_batch", {256}}, {"dtype", "fp16"}}}});
+  const auto s = sweep::prepare(sweep::read_space_file(dir / "space.json"));
+  REQUIRE(s.size == 4);
+  const auto m = io::read_llm_model(examples / "llm" / "gpt3_175b.json");
+  std::size_t i = 0;
+  for (const char* sys : {"dgx_a100_80g.json", "dgx_h100_80g.json"})
+    for (std::int64_t gpus : {64, 128}) {
+      CAPTURE(i);
+      const auto in = s.inputs(i);
+      CHECK(in["gpus"] == gpus);
+      CHECK(in["system"].get<std::string>().find(sys) != std::string::npos);
+      llm::search_space sp;
+      sp.gpus = gpus;
+      sp.global_batch = 256;
+      sp.dtype = llm::dtype::fp16;
+      const auto direct = llm::search_executions(m, io::read_llm_system(examples / "llm" / sys), sp);
+      const auto r = s.evaluate(i);
+      CHECK(r.status == std::string(to_string(direct.status)));
+      REQUIRE_FALSE(direct.top.empty());
+      CHECK(r.result["iteration_s"].get<double>() == direct.top.front().eval.iteration_s);
+      CHECK(r.result["execution"] == io::to_json(direct.top.front().exec));
+      ++i;
+    }
+  write(dir / "bad.json", {{"format", "devplace.sweep.space/1"}, {"generator", "llm"},
+                           {"space", {{"systems", {(examples / "llm" / "dgx_a100_80g.json").string()}},
+                                      {"models", {(examples / "llm" / "gpt3_175b.json").string()}},
+                                      {"gpus", {64}}, {"global_batch", {256}}, {"dtype", "fp4"}}}});
+  CHECK_THROWS_WITH_AS((void)sweep::prepare(sweep::read_space_file(dir / "bad.json")),
+                       doctest::Contains("/space/dtype: expected fp16, bf16 or fp8, got 'fp4'"), io::input_error);
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "devplace/sweep/dfmodel_space.hpp"
+#include "devplace/sweep/llm_space.hpp"
 #include "devplace/sweep/phaze_space.hpp"
 #include "devplace/sweep/space.hpp"
 
@@ -19,6 +20,7 @@ namespace devplace::sweep {
   static constexpr generator table[] = {
       {"phaze", "PHAZE accelerator configurations x graphs x device counts", &prepare_phaze_space},
       {"dfmodel", "DFModel systems: setups x chips x link / DRAM bandwidth x SRAM", &prepare_dfmodel_space},
+      {"llm", "LLM systems x models x GPU counts x global batches: the proved-best execution of each", &prepare_llm_space},
   };
   return table;
 }
