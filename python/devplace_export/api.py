@@ -1,12 +1,4 @@
-"""devplace_export: a torch.nn.Module and example inputs -> a devplace.graph/1 operator graph.
-
-    from devplace_export import export_model
-    doc = export_model(model, (x,), name="resnet18_mbs2")   # a dict; json.dump it
-
-Capture with torch.export where the installed torch has it, torch.fx otherwise; operator times
-from a profiled real fwd+bwd step (torch.profiler, autograd sequence numbers) or, with
-estimate="h100" | "a100" | "v100", from an analytic FLOPs / bytes model. See python/README.md.
-"""
+"""The exporter proper (needs torch); `devplace_export` re-exports what it lists in __all__."""
 import json
 import statistics
 import os
