@@ -15,6 +15,7 @@
 #include "devplace/dag/operator_properties.hpp"
 #include "devplace/mcm/search.hpp"
 #include "devplace/peers/pipedream.hpp"
+#include "devplace/peers/piper.hpp"
 #include "devplace/peers/tarnawski.hpp"
 #include "devplace/phaze/workload.hpp"
 
@@ -271,4 +272,48 @@ TEST_CASE("tarnawski: the max-load DP on a user type = on op_graph = on the inst
   const op_model m = random_model(1, 1, false);
   CHECK_THROWS_WITH_AS(peers::make_tarnawski_instance(costs_only_graph{&m}, {.bandwidth_gbps = 0}),
                        "make_tarnawski_instance: bandwidth_gbps must be finite and > 0", std::invalid_argument);
+}
+
+TEST_CASE("piper: the planner on a user type = on op_graph = on the instance written out by hand") {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    CAPTURE(seed);
+    const op_model m = random_model(seed, 2, false);  // 8 operators; profiled at micro-batch 2
+    const peers::piper_system sys{.devices = 4, .memory_bytes = 4e7, .bandwidth = 1e9, .micro_batches = 4,
+                                  .weight_memory_factor = 2};
+    // The documented reading, by hand: one vanilla option per operator at t = 1, p = (fwd + bwd) / 2
+    // per sample, w = parameters, a = activations, b = 2 w, no sync bytes; c = the edge's bytes.
+    io::piper_instance hand;
+    hand.max_devices = 4;
+    hand.max_memory_per_device = 4e7;
+    hand.bandwidth = 1e9;
+    hand.mbs_in_batch = 4;
+    const std::size_t n = m.succ.size();
+    hand.in_edges.assign(n, {});
+    hand.out_edges.assign(n, {});
+    for (std::size_t u = 0; u < n; ++u)
+      for (std::size_t k = 0; k < m.succ[u].size(); ++k) {
+        const auto v = static_cast<std::size_t>(m.succ[u][k]);
+        hand.out_edges[u].push_back(hand.edges.size());
+        hand.in_edges[v].push_back(hand.edges.size());
+        hand.edges.emplace_back(u, v);
+        hand.edge_bytes.push_back(m.bytes[u][k]);
+      }
+    for (std::size_t v = 0; v < n; ++v) {
+      io::piper_node node{.id = static_cast<std::int64_t>(v)};
+      node.tmpcs[1].push_back({.id = "vanilla", .time_per_sample = (m.fwd[v] + m.bwd[v]) / 2, .parameter_size = m.par[v],
+                               .memory_a = m.mem[v], .memory_b = 2 * m.par[v],
+                               .sync_fw = std::vector<double>(hand.in_edges[v].size(), 0.0),
+                               .sync_bw = std::vector<double>(hand.out_edges[v].size(), 0.0)});
+      hand.nodes.push_back(std::move(node));
+    }
+    const auto rh = peers::piper_plan(hand);
+    REQUIRE(rh.status == status::optimal);
+    for (const auto& r : {peers::piper_plan(model_op_graph(m), sys), peers::piper_plan(labelled_user_graph{&m}, sys)}) {
+      CHECK(r.status == rh.status);
+      CHECK(r.tps == rh.tps);
+      CHECK(r.sets == rh.sets);
+      REQUIRE(r.stages.size() == rh.stages.size());
+      for (std::size_t k = 0; k < r.stages.size(); ++k) CHECK(r.stages[k].nodes == rh.stages[k].nodes);
+    }
+  }
 }
