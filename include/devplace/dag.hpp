@@ -9,4 +9,5 @@
 #include "devplace/dag/csr_dag.hpp"
 #include "devplace/dag/edges.hpp"
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/dag/operator_properties.hpp"
 #include "devplace/dag/properties.hpp"

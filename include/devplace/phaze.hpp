@@ -8,6 +8,7 @@
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/estimator.hpp"
 #include "devplace/phaze/layer_schedule.hpp"
+#include "devplace/phaze/operator_graph.hpp"
 #include "devplace/phaze/placement.hpp"
 #include "devplace/phaze/stage_load.hpp"
 #include "devplace/phaze/sweep.hpp"

@@ -14,6 +14,8 @@
 ///   work_limit    a caller-given size limit (e.g. the number of down-sets) stopped it early
 ///   time_limit    the time limit stopped it early (the same word as ilp::solve_status)
 ///   cycle_detected  the input graph is not acyclic
+///   pruned        not run: a proved bound shows it cannot beat a solution already found (a
+///                 configuration skipped by a bound-pruned search; it may well be feasible)
 #include <string_view>
 
 namespace devplace {
@@ -25,6 +27,7 @@ enum class status {
   work_limit,
   time_limit,
   cycle_detected,
+  pruned,
   limit_reached [[deprecated("use status::work_limit")]] = work_limit,
   timed_out [[deprecated("use status::time_limit")]] = time_limit,
 };
@@ -37,6 +40,7 @@ enum class status {
     case status::work_limit: return "work_limit";
     case status::time_limit: return "time_limit";
     case status::cycle_detected: return "cycle_detected";
+    case status::pruned: return "pruned";
   }
   return "unknown";
 }

@@ -3,6 +3,9 @@
                               [--capture auto|export|fx] --out G.json"""
 import argparse
 import importlib
+import os
+import shutil
+import subprocess
 import sys
 import time
 
@@ -47,6 +50,41 @@ def _load(spec, what):
         raise SystemExit(f"devplace_export: {what} {spec!r}: {e}")
 
 
+def _imports_torch(python, env):
+    try:
+        return subprocess.run([python, "-c", "import torch"], env=env, capture_output=True, timeout=300).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _run_elsewhere(argv, error):
+    """torch is not importable here (a virtual environment's python3 on PATH, say, while Debian's
+    python3-torch belongs to /usr/bin/python3): run again with the first of python3 on PATH and
+    /usr/bin/python3 that imports torch, saying so in one line; else say in one line which
+    interpreter to use. Never a traceback."""
+    here = os.path.abspath(sys.executable)
+    env = dict(os.environ)
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if not env.get("DEVPLACE_EXPORT_RERUN"):
+        tried = set()
+        for python in (shutil.which("python3"), "/usr/bin/python3"):
+            if not python or os.path.abspath(python) in tried or os.path.abspath(python) == here:
+                continue
+            tried.add(os.path.abspath(python))
+            if os.path.exists(python) and _imports_torch(python, env):
+                print(f"devplace_export: torch is not importable by {here} ({reason}); running with {python}, which has it",
+                      file=sys.stderr)
+                sys.stderr.flush()
+                env["DEVPLACE_EXPORT_RERUN"] = "1"
+                os.execve(python, [python, "-m", "devplace_export", *argv], env)
+    print(f"devplace_export: torch is not importable by {here} ({reason}), nor by python3 on PATH or /usr/bin/python3: "
+          f"run with an interpreter that has torch (Debian: apt-get install python3-torch python3-torchvision, "
+          f"then /usr/bin/python3 -m devplace_export)", file=sys.stderr)
+    return EXIT_FAIL
+
+
 def main(argv=None):
     a = _parser().parse_args(argv)
     if a.batch_size < 1 or a.reps < 1 or a.warmup < 0:
@@ -54,10 +92,8 @@ def main(argv=None):
         return EXIT_USAGE
     try:
         import torch
-    except ImportError:
-        print("devplace_export: torch is not importable (Debian: apt-get install python3-torch python3-torchvision)",
-              file=sys.stderr)
-        return EXIT_FAIL
+    except Exception as e:  # ImportError, or a broken install failing as it loads
+        return _run_elsewhere(sys.argv[1:] if argv is None else list(argv), e)
     from . import CaptureError, export_model, write_graph
 
     torch.manual_seed(a.seed)

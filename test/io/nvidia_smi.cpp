@@ -178,3 +178,20 @@ TEST_CASE("cluster JSON: errors") {
   CHECK(cluster_error_of(R"({"format": "devplace.topology/1"})") ==
         "c.json: /format: unknown format 'devplace.topology/1' (expected 'devplace.cluster/1')");
 }
+
+TEST_CASE("cluster JSON: nodes x devices per node within the device limit, checked before any matrix is built") {
+  const std::string h = R"({"format": "devplace.cluster/1", "inter_gbps": 1, )";
+  // The default limit is the generators' (16 384 devices: 4 GiB of matrices).
+  CHECK(cluster_error_of(h + R"("nodes": 4096, "devices_per_node": 8, "intra": {"gbps": 11}})") ==
+        "c.json: /nodes: 32768 devices, more than the limit of 16384");
+  CHECK(cluster_error_of(h + R"("nodes": 2048, "devices_per_node": 8, "intra": {"gbps": 11}})").empty());
+  const devplace::device_limit sixteen{.max = 16, .reason = "a test's limit"};
+  auto read = [&](const std::string& text) { return io::read_cluster_json_text(text, "c.json", dir, sixteen); };
+  CHECK(read(h + R"("nodes": 4, "devices_per_node": 4, "intra": {"gbps": 11}})").num_devices() == 16);
+  CHECK_THROWS_WITH_AS(read(h + R"("nodes": 5, "devices_per_node": 4, "intra": {"gbps": 11}})"),
+                       "c.json: /nodes: 20 devices, more than the limit of 16 (a test's limit)", io::input_error);
+  // A node read from nvidia-smi text (8 GPUs): 3 nodes are 24 devices.
+  CHECK_THROWS_WITH_AS(read(h + R"("nodes": 3, "intra": {"nvidia_smi": "dgx_a100.txt"}})"),
+                       "c.json: /nodes: 24 devices, more than the limit of 16 (a test's limit)", io::input_error);
+  CHECK(read(h + R"("nodes": 2, "intra": {"nvidia_smi": "dgx_a100.txt"}})").num_devices() == 16);
+}

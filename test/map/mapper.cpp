@@ -7,8 +7,10 @@
 #include <atomic>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
 #include "support/checks.hpp"
@@ -383,4 +385,23 @@ TEST_CASE("mapping_search: p2p domain filtering and free-link pruning keep every
 TEST_CASE("mapper: rejects more stage replicas than devices") {
   const stage_graph g(3, {1, 1}, {0, 0}, {{0, 1}, {1, 0}});
   CHECK_THROWS_AS((void)map_devices(g, two_level(1, 4), {}), std::invalid_argument);
+}
+
+TEST_CASE("mapper: too few devices is an argument error naming the mapping, from every entry point") {
+  // 2 stages x 3 replicas = 6 stage replicas on a 4-device topology.
+  std::mt19937_64 rng(3);
+  const auto g = random_stage_graph(rng, 2, 3);
+  const auto topo = two_level(2, 2);
+  const link_costs L(topo);
+  const std::string expected = "mapping: 2 stages with 6 stage replicas need as many devices, the topology has 4";
+  for (auto cost : {cost_choice::p2p, cost_choice::allreduce, cost_choice::combined, cost_choice::automatic}) {
+    CAPTURE(int(cost));
+    CHECK_THROWS_WITH_AS(map_devices(g, L, {.cost = cost, .threads = 1, .timeout_s = 1}), expected.c_str(), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(map_devices(g, topo, {.cost = cost, .threads = 1, .timeout_s = 1}), expected.c_str(), std::invalid_argument);
+  }
+  CHECK_THROWS_WITH_AS(map_devices(g, L, p2p_cost{}), expected.c_str(), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(map_for_iteration(g, L, {1.0, 1.0}, {.micro_batches = 2}, {.threads = 1, .timeout_s = 1}), expected.c_str(),
+                       std::invalid_argument);
+  // The baselines, called directly, name themselves.
+  CHECK_THROWS_WITH_AS(baseline_map(g, 4, baseline::cs), doctest::Contains("baseline_map: 6 stage replicas"), std::invalid_argument);
 }

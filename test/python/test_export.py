@@ -159,6 +159,53 @@ class Exported(unittest.TestCase):
                                         {"src": 1, "dst": 2, "bytes": 64 * 1024 * 4}])
         self.assertEqual(relu["fwd_mem_bytes"], 64 * 1024 * 4)
 
+    def fake_torch(self):
+        """A python3 (a link to this interpreter under another name) that cannot import torch, first
+        on PATH, as a virtual environment's would be: a `torch` package ahead on PYTHONPATH refuses
+        the interpreter named in DEVPLACE_TEST_NO_TORCH ("*": every one) and hands the others the
+        real torch."""
+        bindir, fake = os.path.join(self.tmp.name, "bin"), os.path.join(self.tmp.name, "fake")
+        os.makedirs(bindir)
+        os.makedirs(os.path.join(fake, "torch"))
+        bad = os.path.join(bindir, "python3")
+        os.symlink(sys.executable, bad)
+        with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+            f.write("import importlib, os, sys\n"
+                    "if os.environ.get('DEVPLACE_TEST_NO_TORCH') in ('*', sys.executable):\n"
+                    "    raise ImportError('no torch for ' + sys.executable)\n"
+                    f"sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != {fake!r}]\n"
+                    "del sys.modules['torch']\n"
+                    "sys.modules['torch'] = importlib.import_module('torch')\n")
+        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+                   PYTHONPATH=fake + os.pathsep + PYDIR, DEVPLACE_TEST_NO_TORCH=bad)
+        env.pop("DEVPLACE_EXPORT_RERUN", None)
+        return bad, env
+
+    def test_interpreter_without_torch_reruns_with_one_that_has_it(self):
+        if not os.path.exists("/usr/bin/python3"):
+            self.skipTest("no /usr/bin/python3")
+        bad, env = self.fake_torch()
+        if subprocess.run(["/usr/bin/python3", "-c", "import torch"], env=env, capture_output=True).returncode != 0:
+            self.skipTest("/usr/bin/python3 does not import torch")
+        # A usage error found once torch is loaded: the rerun gets that far, and says so.
+        p = subprocess.run([bad, "-m", "devplace_export", "--torchvision", "no_such_net", "--batch-size", "2", "--out",
+                            os.path.join(self.tmp.name, "x.json")], env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"torch is not importable by {bad}", p.stderr)
+        self.assertIn("running with /usr/bin/python3, which has it", p.stderr)
+        self.assertIn("no_such_net", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_no_interpreter_with_torch_is_one_line(self):
+        bad, env = self.fake_torch()
+        env["DEVPLACE_TEST_NO_TORCH"] = "*"
+        p = subprocess.run([bad, "-m", "devplace_export", "--torchvision", "resnet18", "--batch-size", "2", "--out",
+                            os.path.join(self.tmp.name, "x.json")], env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("/usr/bin/python3 -m devplace_export", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
     def test_bad_usage(self):
         p = export("--torchvision", "no_such_net", "--batch-size", "2", "--out", os.path.join(self.tmp.name, "x.json"))
         self.assertEqual(p.returncode, 2, p.stderr)

@@ -131,13 +131,25 @@ TEST_CASE("boundary_refine (paper policy) moves the cut next to a reconverging v
   CHECK(r.stage_of == std::vector<std::size_t>{0, 0, 1, 1});  // also the better objective here
 }
 
-TEST_CASE("boundary_refine rejects a labelling that is not monotone") {
+TEST_CASE("boundary_refine: a bad call is an argument error naming the argument, never a status") {
   op_graph_builder b;
   for (int i = 0; i < 2; ++i) b.add_op({.id = i, .fwd_ms = 1});
   b.add_edge(0, 1, 0);
   const op_graph g = std::move(b).build();
-  const auto r = boundary_refine(g, {1, 0}, {.stages = 2, .policy = refine_policy::objective});
-  CHECK(r.status == status::infeasible);
+  const boundary_refine_options objective{.stages = 2, .policy = refine_policy::objective};
+  CHECK_THROWS_WITH_AS(boundary_refine(g, {1, 0}, objective), doctest::Contains("not monotone: edge 0 -> 1"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(boundary_refine(g, {0}, objective), doctest::Contains("stage_of has 1 entries for 2 operators"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(boundary_refine(g, {0, 2}, objective), doctest::Contains("stage_of[1] = 2"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(boundary_refine(g, {0, 0}, {.stages = 0, .policy = refine_policy::objective}),
+                       doctest::Contains("stages must be >= 1"), std::invalid_argument);
+  // The default policy is the paper's, which needs delta.
+  CHECK_THROWS_WITH_AS(boundary_refine(g, {0, 1}, {.stages = 2}), doctest::Contains("needs delta"), std::invalid_argument);
+  // The same calls made right run.
+  const std::vector<std::size_t> delta{0, 0};
+  CHECK(boundary_refine(g, {0, 1}, {.stages = 2}, delta).status == status::feasible);
+  CHECK(boundary_refine(g, {0, 1}, objective).objective_ms == doctest::Approx(1.0));
 }
 
 TEST_CASE("the incrementally kept Phi of the paper policy equals Phi recomputed from scratch after every move") {

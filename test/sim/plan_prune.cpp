@@ -54,6 +54,10 @@ void check_same_plan_as_exhaustive(const op_graph& g, const matrix_topology& t, 
       ++skipped;
       CHECK(y.bound_samples_per_s < b.samples_per_s);
     }
+    // A pruned configuration is reported as pruned, never as infeasible; one the pruned search
+    // calls infeasible is infeasible in the exhaustive search too.
+    CHECK((y.status == status::pruned) == (y.outcome == config_outcome::pruned));
+    if (y.status == status::infeasible) CHECK(x.status == status::infeasible);
   }
   MESSAGE(g.name() << " on " << t.name() << ": " << skipped << " of " << all.candidates.size() << " pruned");
 }
@@ -92,7 +96,12 @@ TEST_CASE("search_plan reports progress once per configuration, counts consisten
     if (k) CHECK(seen[k].best_samples_per_s >= seen[k - 1].best_samples_per_s);
   }
   std::size_t explored = 0, pruned = 0;
-  for (const auto& c : r.candidates) explored += c.outcome == config_outcome::explored, pruned += c.outcome == config_outcome::pruned;
+  for (const auto& c : r.candidates) {
+    explored += c.outcome == config_outcome::explored, pruned += c.outcome == config_outcome::pruned;
+    CHECK((c.status == status::pruned) == (c.outcome == config_outcome::pruned));
+    CHECK((c.status == status::feasible) == (c.outcome == config_outcome::explored));
+  }
+  CHECK(pruned > 0);  // the check above has something to check
   CHECK(seen.back().explored == explored);
   CHECK(seen.back().pruned == pruned);
   REQUIRE(r.status == status::feasible);

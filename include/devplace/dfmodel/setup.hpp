@@ -259,10 +259,10 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
 
 }  // namespace detail
 
-/// Reads a `devplace.dfmodel.setup/1` document. Throws io::input_error.
-[[nodiscard]] inline setup read_setup_json(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const auto doc = io::detail::parse_json(io::detail::read_text(path), file);
+/// Reads a `devplace.dfmodel.setup/1` document from `text`; `file` names it in errors. Throws
+/// io::input_error.
+[[nodiscard]] inline setup read_setup_json_text(const std::string& text, const std::string& file) {
+  const auto doc = io::detail::parse_json(text, file);
   const io::detail::reader rd(file);
   rd.object(doc, "");
   rd.format(doc, "devplace.dfmodel.setup/1");
@@ -285,6 +285,11 @@ inline void read_mode(const reader& rd, const json& v, const std::string& p, set
           (s.work.llm.micro_batch * static_cast<std::int64_t>(degree(s.sys.net, parallelism::dp))) != 0)
     rd.fail("/workload/llm/global_batch", "must be a multiple of micro_batch · DP");
   return s;
+}
+
+/// Reads a `devplace.dfmodel.setup/1` file. Throws io::input_error.
+[[nodiscard]] inline setup read_setup_json(const std::filesystem::path& path) {
+  return read_setup_json_text(io::detail::read_text(path), path.string());
 }
 
 /// The result document (`devplace.dfmodel.result/1`).

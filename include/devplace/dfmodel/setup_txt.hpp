@@ -332,10 +332,12 @@ struct setup_txt_options {
   double all_reduce_factor = 2.0;   ///< not in the file: 2 = the code version behind Table VI
 };
 
-/// Reads an authors' setup.txt. Throws io::input_error.
-[[nodiscard]] inline setup read_setup_txt(const std::filesystem::path& path, const setup_txt_options& opt = {}) {
-  const std::string file = path.string();
-  const auto root = detail::pb_parser(io::detail::read_text(path), file).parse();
+/// Reads an authors' setup.txt from `text`; `file` names it in errors and gives the setup's name
+/// (the directory above `user_input/`, else the file's stem). Throws io::input_error.
+[[nodiscard]] inline setup read_setup_txt_text(const std::string& text, const std::string& file,
+                                               const setup_txt_options& opt = {}) {
+  const std::filesystem::path path(file);
+  const auto root = detail::pb_parser(text, file).parse();
   const detail::pb_reader rd(file);
   setup s;
   s.name = path.parent_path().filename() == "user_input" ? path.parent_path().parent_path().filename().string()
@@ -353,6 +355,11 @@ struct setup_txt_options {
     throw io::input_error(file, "/", e.what());
   }
   return s;
+}
+
+/// Reads an authors' setup.txt file. Throws io::input_error.
+[[nodiscard]] inline setup read_setup_txt(const std::filesystem::path& path, const setup_txt_options& opt = {}) {
+  return read_setup_txt_text(io::detail::read_text(path), path.string(), opt);
 }
 
 }  // namespace devplace::dfmodel

@@ -21,14 +21,17 @@
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/error.hpp"
 #include "devplace/io/nvidia_smi.hpp"
+#include "devplace/topology/generators.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 
 namespace devplace::io {
 
 inline constexpr const char* cluster_format = "devplace.cluster/1";
 
+/// `limit`: a cluster of more devices (nodes x devices per node) is an error at /nodes, before any
+/// matrix is built (as for the generator form of `devplace.topology/1`).
 inline matrix_topology cluster_from_json(const nlohmann::json& doc, const std::string& file,
-                                         const std::filesystem::path& base_dir = {}) {
+                                         const std::filesystem::path& base_dir = {}, const device_limit& limit = {}) {
   const detail::reader r(file);
   r.object(doc, "");
   r.format(doc, cluster_format);
@@ -67,6 +70,7 @@ inline matrix_topology cluster_from_json(const nlohmann::json& doc, const std::s
     if (!per_node) r.fail("/devices_per_node", "missing required field (needed unless intra.nvidia_smi is given)");
     const auto g = r.count(*per_node, "/devices_per_node");
     if (g < 1 || g > 4096) r.fail("/devices_per_node", "expected an integer in 1..4096, got " + per_node->dump());
+    if (nodes * g > limit.max) r.fail("/nodes", limit.message(static_cast<std::size_t>(nodes * g), true));
     double gbps = 0;
     if (const auto* k = detail::reader::optional(intra, "link")) {
       const std::string kind = r.string(*k, "/intra/link");
@@ -87,14 +91,15 @@ inline matrix_topology cluster_from_json(const nlohmann::json& doc, const std::s
     node.set_device_names(std::move(names));
     node.set_name("node");
   }
+  if (nodes * node.num_devices() > limit.max) r.fail("/nodes", limit.message(static_cast<std::size_t>(nodes * node.num_devices()), true));
   auto t = replicate_nodes(node, nodes, inter, inter_latency);
   if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
   return t;
 }
 
 inline matrix_topology read_cluster_json_text(const std::string& text, const std::string& file,
-                                              const std::filesystem::path& base_dir = {}) {
-  return cluster_from_json(detail::parse_json(text, file), file, base_dir);
+                                              const std::filesystem::path& base_dir = {}, const device_limit& limit = {}) {
+  return cluster_from_json(detail::parse_json(text, file), file, base_dir, limit);
 }
 
 /// Reads a `devplace.cluster/1` file and expands it to the matrix form.

@@ -117,7 +117,7 @@ enum class baseline { cs, p2p, random };
 [[nodiscard]] inline device_mapping baseline_map(const stage_graph& g, std::size_t devices, baseline b,
                                                  std::uint64_t seed = 1) {
   if (g.vertices() > devices)
-    throw std::invalid_argument("baseline map: " + std::to_string(g.vertices()) +
+    throw std::invalid_argument("baseline_map: " + std::to_string(g.vertices()) +
                                 " stage replicas need as many devices, the topology has " + std::to_string(devices));
   switch (b) {
     case baseline::cs: return cs_map(g);

@@ -107,6 +107,12 @@ inline void check_mapper_devices(std::size_t D) {
     throw std::invalid_argument("mapping: the topology has " + std::to_string(D) + " devices, more than the limit of " +
                                 std::to_string(max_mapper_devices) + " (" + std::string(mapper_device_limit.reason) + ")");
 }
+/// The stage replicas of `g` need as many devices: checked before any baseline or search runs.
+inline void check_mapping_fits(const stage_graph& g, std::size_t D) {
+  if (g.vertices() > D)
+    throw std::invalid_argument("mapping: " + std::to_string(g.stages()) + " stages with " + std::to_string(g.vertices()) +
+                                " stage replicas need as many devices, the topology has " + std::to_string(D));
+}
 }  // namespace detail
 
 struct mapping_result {
@@ -457,6 +463,7 @@ template <mapping_cost_model C>
 [[nodiscard]] mapping_result map_devices(const stage_graph& g, const link_costs& L, const C& model,
                                          const mapper_options& o = {}) {
   detail::check_mapper_devices(L.devices());
+  detail::check_mapping_fits(g, L.devices());
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 

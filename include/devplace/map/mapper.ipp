@@ -19,6 +19,7 @@ namespace devplace {
 /// `o.micro_batches`).
 DEVPLACE_INLINE mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "map_devices: micro_batches must be >= 1");
+  detail::check_mapping_fits(g, L.devices());
   switch (select_cost_model(g, o.cost)) {
     case cost_choice::allreduce: return map_devices(g, L, allreduce_cost{}, o);
     case cost_choice::combined: {

@@ -200,6 +200,9 @@ class compute_evaluator {
   template <profiled_dag G>
   compute_evaluator(const G& g, chip_topology t, evaluator_options o = {})
       : core_(std::make_shared<detail::eval_core>(g, std::move(t), o)) {}
+  /// On any `device_topology`, through `to_chip_topology` (mcm/topology.hpp).
+  template <profiled_dag G, device_topology T>
+  compute_evaluator(const G& g, const T& t, evaluator_options o = {}) : compute_evaluator(g, to_chip_topology(t), o) {}
   [[nodiscard]] evaluation operator()(std::span<const int> f) const { return core_->run(f, false); }
 
  private:
@@ -212,6 +215,9 @@ class ring_evaluator {
   template <profiled_dag G>
   ring_evaluator(const G& g, chip_topology t, evaluator_options o = {})
       : core_(std::make_shared<detail::eval_core>(g, std::move(t), o)) {}
+  /// On any `device_topology`, through `to_chip_topology` (mcm/topology.hpp).
+  template <profiled_dag G, device_topology T>
+  ring_evaluator(const G& g, const T& t, evaluator_options o = {}) : ring_evaluator(g, to_chip_topology(t), o) {}
   [[nodiscard]] evaluation operator()(std::span<const int> f) const { return core_->run(f, true); }
 
  private:

@@ -136,4 +136,11 @@ template <dag G, policy Policy, evaluator Eval>
   return with_engine(g, mcm.chips(), [&](auto& engine) { return detail::search_with(g, engine, pol, eval, o); });
 }
 
+/// The same on any `device_topology` (its num_devices chips; the evaluator holds the links).
+template <dag G, device_topology T, policy Policy, evaluator Eval>
+[[nodiscard]] search_result search(const G& g, const T& topology, Policy& pol, const Eval& eval, const search_options& o = {}) {
+  if (o.samples == 0) throw std::invalid_argument("mcm::search: samples must be >= 1");
+  return with_engine(g, devplace::num_devices(topology), [&](auto& engine) { return detail::search_with(g, engine, pol, eval, o); });
+}
+
 }  // namespace devplace::mcm

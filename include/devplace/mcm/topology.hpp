@@ -6,12 +6,15 @@
 ///
 /// `matrix_topology` (topology/) requires every pair of devices to be reachable; an MCM ring
 /// is not (nothing flows from a higher chip to a lower one), hence this separate type.
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "devplace/topology/concepts.hpp"
 
 namespace devplace::mcm {
 
@@ -82,6 +85,26 @@ class chip_topology {
   std::vector<std::vector<double>> m(chips, std::vector<double>(chips, 0.0));
   for (std::size_t k = 0; k + 1 < chips; ++k) m[k][k + 1] = link_gbps;
   return chip_topology(std::move(m), sram_bytes);
+}
+
+/// Any `device_topology` (topology/concepts.hpp) as a chip topology: the link a -> b has
+/// `bandwidth_gbps(t, a, b)` (0: no link, as on a one-way ring), every chip the smallest
+/// `device_memory_bytes` of the devices as its SRAM; latencies are not part of the MCM model.
+/// Throws std::invalid_argument as the `chip_topology` constructor does (e.g. no devices, a
+/// negative bandwidth, or memory left at its +infinity default: give `device_memory_bytes`).
+template <device_topology T>
+[[nodiscard]] chip_topology to_chip_topology(const T& t) {
+  const std::size_t C = devplace::num_devices(t);
+  std::vector<std::vector<double>> gbps(C, std::vector<double>(C, 0.0));
+  double sram = std::numeric_limits<double>::infinity();
+  for (std::size_t a = 0; a < C; ++a) {
+    sram = std::min(sram, devplace::device_memory_bytes(t, a));
+    for (std::size_t b = 0; b < C; ++b)
+      if (a != b) gbps[a][b] = devplace::bandwidth_gbps(t, a, b);
+  }
+  if (!(sram < std::numeric_limits<double>::infinity()))
+    throw std::invalid_argument("mcm::to_chip_topology: the topology gives no finite device_memory_bytes (the chips' SRAM)");
+  return chip_topology(std::move(gbps), sram);
 }
 
 }  // namespace devplace::mcm

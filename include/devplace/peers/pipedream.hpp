@@ -25,16 +25,19 @@
 /// merely follow a in its own topological order; here k must satisfy I(a) ⊊ I(k) ⊊ I(j) (the
 /// sound ranges, see the docs). Complexity: O(S² · n²) for the top level, O(S³ · n²) for a
 /// lower level (all start rows), S = number of states.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "devplace/algorithm/antichain_states.hpp"
 #include "devplace/dag/op_graph.hpp"
+#include "devplace/dag/operator_properties.hpp"
 #include "devplace/status.hpp"
 #include "devplace/transform/remove_vertices.hpp"
 
@@ -320,6 +323,31 @@ inline void pd_validate(const pipedream_options& o) {
   }
   res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+/// The same on any `profiled_dag` (a user type, a view), copied once into an `op_graph` with
+/// `to_operator_graph` (dag/operator_properties.hpp). PipeDream's activation size of an operator
+/// is its `output_bytes` when the type gives one, else the largest `edge_bytes` leaving it (in
+/// PipeDream's own files every edge carries its source's activation size). `drop_io` drops
+/// operators by name (`Input*`, `__getitem__*`): it reads `op_label`, so a type without labels
+/// keeps every operator.
+template <profiled_dag G>
+  requires(!std::is_same_v<G, op_graph>)
+[[nodiscard]] pipedream_result pipedream_optimize(const G& g, const pipedream_options& opt) {
+  op_graph copy = to_operator_graph(g);
+  op_graph_builder b;
+  for (std::size_t v = 0; v < copy.num_vertices(); ++v) {
+    op_attributes a = copy.op(v);
+    a.name = a.op;  // PipeDream's preprocessing reads names
+    if (a.out_bytes < 0) {
+      a.out_bytes = 0;
+      for (auto w : copy.out_edges(v)) a.out_bytes = std::max(a.out_bytes, copy.edge_bytes(v, w));
+    }
+    b.add_op(std::move(a));
+  }
+  for (std::size_t u = 0; u < copy.num_vertices(); ++u)
+    for (auto w : copy.out_edges(u)) b.add_edge(u, w, copy.edge_bytes(u, w));
+  return pipedream_optimize(std::move(b).build(), opt);
 }
 
 }  // namespace devplace::peers

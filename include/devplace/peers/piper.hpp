@@ -42,6 +42,8 @@
 
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/csr_dag.hpp"
+#include "devplace/dag/edges.hpp"
+#include "devplace/dag/operator_properties.hpp"
 #include "devplace/partition/successor_dp.hpp"
 #include "devplace/peers/piper_cost.hpp"
 #include "devplace/status.hpp"
@@ -427,6 +429,62 @@ inline double piper_chain_bound(const io::piper_instance& in, const successor_se
   res.status = status::optimal;
   res.time_s = elapsed();
   return res;
+}
+
+/// The devices with which `piper_plan` reads a profiled graph (Piper's K, M, BW and N).
+struct piper_system {
+  std::size_t devices = 1;              ///< K
+  double memory_bytes = 0;              ///< M per device
+  double bandwidth = 0;                 ///< BW, bytes per second as Piper's files use it
+  std::size_t micro_batches = 1;        ///< N = `mbsInBatch`
+  double weight_memory_factor = 1;      ///< b_o = factor · param_bytes (weights, gradients, optimizer state)
+};
+
+/// Piper's instance of any `profiled_dag`: one option per operator, "vanilla" at t = 1, with
+/// p = compute_ms(g, v) / s (s = `profiled_micro_batch`, 1 when unknown: a time per sample),
+/// w = param_bytes, a = memory_bytes (per micro-batch in flight), b = weight_memory_factor · w and
+/// no synchronisation bytes; c(u, v) = edge_bytes. Throws std::invalid_argument on a graph without
+/// operators or edges (Piper's files have both) or a weight factor < 0.
+template <profiled_dag G>
+[[nodiscard]] io::piper_instance make_piper_instance(const G& g, const piper_system& s) {
+  const std::size_t n = devplace::num_vertices(g);
+  if (n == 0) throw std::invalid_argument("make_piper_instance: the graph has no operators");
+  if (!(s.weight_memory_factor >= 0) || !std::isfinite(s.weight_memory_factor))
+    throw std::invalid_argument("make_piper_instance: weight_memory_factor must be finite and >= 0");
+  io::piper_instance in;
+  in.max_devices = s.devices;
+  in.max_memory_per_device = s.memory_bytes;
+  in.bandwidth = s.bandwidth;
+  in.mbs_in_batch = s.micro_batches;
+  const double per_sample = devplace::profiled_micro_batch(g) > 0 ? devplace::profiled_micro_batch(g) : 1.0;
+  in.in_edges.assign(n, {});
+  in.out_edges.assign(n, {});
+  for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) {
+    in.out_edges[u].push_back(in.edges.size());
+    in.in_edges[v].push_back(in.edges.size());
+    in.edges.emplace_back(u, v);
+    in.edge_bytes.push_back(bytes);
+  });
+  if (in.edges.empty()) throw std::invalid_argument("make_piper_instance: the graph has no edges");
+  for (std::size_t v = 0; v < n; ++v) {
+    io::piper_option o{.id = "vanilla", .time_per_sample = devplace::compute_ms(g, v) / per_sample,
+                       .parameter_size = devplace::param_bytes(g, v), .memory_a = devplace::memory_bytes(g, v)};
+    o.memory_b = s.weight_memory_factor * o.parameter_size;
+    o.sync_fw.assign(in.in_edges[v].size(), 0.0);
+    o.sync_bw.assign(in.out_edges[v].size(), 0.0);
+    io::piper_node node{.id = static_cast<std::int64_t>(v)};
+    node.tmpcs[1].push_back(std::move(o));
+    in.nodes.push_back(std::move(node));
+  }
+  return in;
+}
+
+/// Piper's planner on any `profiled_dag` (a user type, `op_graph`, a view), read as
+/// `make_piper_instance` says; stage vertices are vertex ids. The options' devices, memory and
+/// bandwidth overrides apply on top of `s`.
+template <profiled_dag G>
+[[nodiscard]] piper_result piper_plan(const G& g, const piper_system& s, const piper_options& opt = {}) {
+  return piper_plan(make_piper_instance(g, s), opt);
 }
 
 }  // namespace devplace::peers

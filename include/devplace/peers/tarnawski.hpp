@@ -48,6 +48,8 @@
 #include <vector>
 
 #include "devplace/algorithm/downsets.hpp"
+#include "devplace/dag/edges.hpp"
+#include "devplace/dag/properties.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/peers/detail/tarnawski_dp.hpp"
 #include "devplace/peers/detail/tarnawski_lattice.hpp"
@@ -166,6 +168,55 @@ struct tarnawski_result {
   std::reverse(res.devices.begin(), res.devices.end());
   res.time_s = elapsed();
   return res;
+}
+
+/// The devices and units with which `tarnawski_max_load` reads a profiled graph.
+struct tarnawski_system {
+  std::size_t fpgas = 1;   ///< accelerators (the model's FPGAs)
+  std::size_t cpus = 0;
+  double max_size_per_fpga = std::numeric_limits<double>::infinity();  ///< parameter bytes per accelerator
+  double bandwidth_gbps = 10;  ///< an operator's output cost is its largest outgoing edge_bytes at this bandwidth
+  double cpu_slowdown = 1;     ///< cpuLatency = cpu_slowdown · compute_ms
+};
+
+/// Tarnawski's instance of any `profiled_dag`: node v has fpgaLatency = compute_ms(g, v) and
+/// cpuLatency = cpu_slowdown · compute_ms(g, v) (ms), size = param_bytes(g, v), runs anywhere, is a
+/// forward node of a class of its own; its output cost is max_w edge_bytes(g, v, w) /
+/// (bandwidth_gbps · 10⁶) ms (the model charges one cost per node, whatever its out-edges).
+/// Throws std::invalid_argument on a bandwidth ≤ 0, a slowdown < 0 or a size limit ≤ 0.
+template <profiled_dag G>
+[[nodiscard]] io::tarnawski_instance make_tarnawski_instance(const G& g, const tarnawski_system& s) {
+  if (!(s.bandwidth_gbps > 0) || !std::isfinite(s.bandwidth_gbps))
+    throw std::invalid_argument("make_tarnawski_instance: bandwidth_gbps must be finite and > 0");
+  if (!(s.cpu_slowdown >= 0) || !std::isfinite(s.cpu_slowdown))
+    throw std::invalid_argument("make_tarnawski_instance: cpu_slowdown must be finite and >= 0");
+  if (!(s.max_size_per_fpga > 0)) throw std::invalid_argument("make_tarnawski_instance: max_size_per_fpga must be > 0");
+  io::tarnawski_instance in;
+  in.max_fpgas = s.fpgas;
+  in.max_cpus = s.cpus;
+  in.max_size_per_fpga = s.max_size_per_fpga;
+  const std::size_t n = devplace::num_vertices(g);
+  in.output_cost.assign(n, 0.0);
+  for (std::size_t v = 0; v < n; ++v) {
+    io::tarnawski_node t;
+    t.id = static_cast<std::int64_t>(v);
+    t.fpga_latency = devplace::compute_ms(g, v);
+    t.cpu_latency = s.cpu_slowdown * t.fpga_latency;
+    t.size = devplace::param_bytes(g, v);
+    in.nodes.push_back(std::move(t));
+  }
+  for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) {
+    in.edges.push_back({u, v});
+    in.output_cost[u] = std::max(in.output_cost[u], bytes / (s.bandwidth_gbps * 1e6));
+  });
+  return in;
+}
+
+/// The max-load DP on any `profiled_dag` (a user type, `op_graph`, a view), read as
+/// `make_tarnawski_instance` says. Device ids in the result are vertex ids.
+template <profiled_dag G>
+[[nodiscard]] tarnawski_result tarnawski_max_load(const G& g, const tarnawski_system& s, const tarnawski_options& opt = {}) {
+  return tarnawski_max_load(make_tarnawski_instance(g, s), opt);
 }
 
 }  // namespace devplace::peers

@@ -37,11 +37,10 @@ inline core_config read_core_entry(const io::detail::reader& r, const io::detail
 
 }  // namespace detail
 
-/// The configurations of a cores.json file, in file order.
-[[nodiscard]] inline std::vector<core_config> read_cores_json(const std::filesystem::path& path) {
-  const std::string file = path.string();
+/// The configurations of a cores.json document `text` (`file` names it in errors), in order.
+[[nodiscard]] inline std::vector<core_config> read_cores_json_text(const std::string& text, const std::string& file) {
   const io::detail::reader r(file);
-  const auto doc = io::detail::parse_json(io::detail::read_text(path), file);
+  const auto doc = io::detail::parse_json(text, file);
   r.array(doc, "");
   std::vector<core_config> out;
   out.reserve(doc.size());
@@ -49,12 +48,21 @@ inline core_config read_core_entry(const io::detail::reader& r, const io::detail
   return out;
 }
 
+/// The configurations of a cores.json file, in file order.
+[[nodiscard]] inline std::vector<core_config> read_cores_json(const std::filesystem::path& path) {
+  return read_cores_json_text(io::detail::read_text(path), path.string());
+}
+
 /// An accelerator description: one cores.json object (`width_vc`, `area` optional), e.g.
 /// `{"num_tc": 8, "num_vc": 2, "width": 128, "depth": 128, "GLB_Buffer": 134217728}`.
-[[nodiscard]] inline core_config read_accelerator_json(const std::filesystem::path& path) {
-  const std::string file = path.string();
+[[nodiscard]] inline core_config read_accelerator_json_text(const std::string& text, const std::string& file) {
   const io::detail::reader r(file);
-  return detail::read_core_entry(r, io::detail::parse_json(io::detail::read_text(path), file), "", true);
+  return detail::read_core_entry(r, io::detail::parse_json(text, file), "", true);
+}
+
+/// The same from a file.
+[[nodiscard]] inline core_config read_accelerator_json(const std::filesystem::path& path) {
+  return read_accelerator_json_text(io::detail::read_text(path), path.string());
 }
 
 /// The area table of a list of configurations.

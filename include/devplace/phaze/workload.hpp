@@ -26,11 +26,13 @@
 #include <map>
 #include <utility>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/csr_dag.hpp"
 #include "devplace/phaze/layer_schedule.hpp"
+#include "devplace/phaze/operator_graph.hpp"
 #include "devplace/phaze/placement.hpp"
 
 namespace devplace::phaze {
@@ -113,6 +115,14 @@ struct layer_split {
 /// The layers PHAZE uses: the graph's layer ids when it has them, else `layers` equal blocks.
 [[nodiscard]] inline layer_split workload_layers(const op_graph& g, std::size_t layers) {
   return has_layer_ids(g) ? split_layers_by_id(g) : split_layers(g, layers);
+}
+
+/// The same for any `operator_graph` (phaze/operator_graph.hpp): its layer_id values, else equal
+/// blocks. The split refers to the vertex ids of `g`.
+template <operator_graph G>
+  requires(!std::is_same_v<G, op_graph>)
+[[nodiscard]] layer_split workload_layers(const G& g, std::size_t layers) {
+  return workload_layers(to_phaze_graph(g), layers);
 }
 
 struct workload_options {
@@ -203,6 +213,14 @@ template <class Solver = no_ilp>
   return r;
 }
 
+/// The same for any `operator_graph`, copied once into an `op_graph` (phaze/operator_graph.hpp).
+template <operator_graph G, class Solver = no_ilp>
+  requires(!std::is_same_v<G, op_graph>)
+[[nodiscard]] layer_graph make_layer_graph(const G& g, const layer_split& split, const core_config& c, std::size_t micro_batch,
+                                           double base_micro_batch, const workload_options& o = {}, const Solver& solver = {}) {
+  return make_layer_graph(to_phaze_graph(g), split, c, micro_batch, base_micro_batch, o, solver);
+}
+
 struct architecture_options {
   placement_options placement{.devices = 1024, .global_batch = 4096};
   std::vector<double> hbm_bytes{32.0 * (1ull << 30), 64.0 * (1ull << 30), 80.0 * (1ull << 30)};
@@ -246,6 +264,15 @@ template <class Solver = no_ilp>
     }
   }
   return best;
+}
+
+/// The same for any `operator_graph`, copied once per call into an `op_graph` (for a sweep over
+/// many configurations, copy it once with `to_phaze_graph` and pass the copy).
+template <operator_graph G, class Solver = no_ilp>
+  requires(!std::is_same_v<G, op_graph>)
+[[nodiscard]] architecture_result evaluate_architecture(const G& g, const layer_split& split, const core_config& c,
+                                                        const architecture_options& o, const Solver& solver = {}) {
+  return evaluate_architecture(to_phaze_graph(g), split, c, o, solver);
 }
 
 }  // namespace devplace::phaze

@@ -35,9 +35,11 @@
 #include <limits>
 #include <map>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "devplace/config.hpp"
 #include "devplace/dag/op_graph.hpp"
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/status.hpp"
@@ -54,7 +56,7 @@ struct boundary_refine_options {
 };
 
 struct boundary_refine_result {
-  devplace::status status = status::feasible;  ///< `infeasible` if the input labelling was invalid
+  devplace::status status = status::feasible;  ///< always `feasible` (a bad call throws, see `boundary_refine`)
   std::vector<std::size_t> stage_of;           ///< best labelling seen
   double initial_objective_ms = 0;
   double objective_ms = 0;                     ///< objective of `stage_of` (≤ initial)
@@ -217,6 +219,9 @@ class stage_state {
 /// Refines `stage_of` (S labels, monotone along edges) of `g`. `delta` (one entry per operator,
 /// the hop distance to the nearest reconverging vertex, see algorithm/reconverging.hpp) is
 /// needed by the paper policy and ignored by the objective policy.
+/// Throws std::invalid_argument on a bad call: `stages` 0, `stage_of` not one label < S per
+/// operator, a labelling that is not monotone along the edges, or the paper policy without one
+/// `delta` entry per operator.
 [[nodiscard]] inline boundary_refine_result boundary_refine(const op_graph& g, std::vector<std::size_t> stage_of,
                                                             const boundary_refine_options& opt,
                                                             std::span<const std::size_t> delta = {}) {
@@ -224,17 +229,22 @@ class stage_state {
   boundary_refine_result r;
   const std::size_t n = g.num_vertices();
   const auto& s = g.structure();
-  const bool labels_ok = stage_of.size() == n && opt.stages >= 1 &&
-                         std::all_of(stage_of.begin(), stage_of.end(), [&](std::size_t x) { return x < opt.stages; });
-  bool monotone = labels_ok;
-  if (labels_ok)
-    for (std::size_t u = 0; u < n && monotone; ++u)
-      for (auto w : s.out_edges(u)) if (stage_of[u] > stage_of[w]) { monotone = false; break; }
-  if (!monotone || (opt.policy == refine_policy::paper && delta.size() != n)) {
-    r.status = status::infeasible;
-    r.stage_of = std::move(stage_of);
-    return r;
-  }
+  auto fail = [](const std::string& what) { devplace::detail::precondition_failed("boundary_refine: " + what); };
+  if (opt.stages == 0) fail("stages must be >= 1");
+  if (stage_of.size() != n)
+    fail("stage_of has " + std::to_string(stage_of.size()) + " entries for " + std::to_string(n) + " operators");
+  for (std::size_t v = 0; v < n; ++v)
+    if (stage_of[v] >= opt.stages)
+      fail("stage_of[" + std::to_string(v) + "] = " + std::to_string(stage_of[v]) + " is not below stages = " +
+           std::to_string(opt.stages));
+  for (std::size_t u = 0; u < n; ++u)
+    for (auto w : s.out_edges(u))
+      if (stage_of[u] > stage_of[w])
+        fail("the labelling is not monotone: edge " + std::to_string(u) + " -> " + std::to_string(w) + " goes from stage " +
+             std::to_string(stage_of[u]) + " back to stage " + std::to_string(stage_of[w]));
+  if (opt.policy == refine_policy::paper && delta.size() != n)
+    fail("the paper policy (the default) needs delta, one entry per operator (distance_to_reconverging); got " +
+         std::to_string(delta.size()) + " for " + std::to_string(n) + " operators (refine_policy::objective needs none)");
   detail::stage_state st(g, std::move(stage_of), opt);
   if (opt.policy == refine_policy::paper) st.track_phi(delta);
   r.initial_objective_ms = r.objective_ms = st.objective();

@@ -93,7 +93,9 @@ struct plan_candidate {
   bool general = false;                          ///< a J(2) configuration: per-stage replica counts over `devices`
   std::size_t devices = 0;                       ///< devices the configuration may use (S·R, or D for J(2))
   std::vector<std::size_t> stage_replicas;       ///< R_s of the plan (every entry R for an equal-count one)
-  devplace::status status = status::infeasible;  ///< feasible when partition, map and simulation ran
+  /// feasible when partition, map and simulation ran; pruned when a bound skipped it (it may be
+  /// feasible); infeasible when no partition or mapping exists
+  devplace::status status = status::infeasible;
   config_outcome outcome = config_outcome::infeasible;
   std::string reason;                            ///< why not, otherwise empty
   double bound_samples_per_s = 0;                ///< proved upper bound of its simulated samples/s

@@ -142,8 +142,12 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
     c.bound_samples_per_s = std::max(c.bound_samples_per_s, opt.bound_samples_per_s);
   }
   bool any = false;
+  std::size_t skipped = 0;  // options whose bound is below the incumbent
   for (const auto& opt : options) {
-    if (o.prune && opt.bound_samples_per_s < incumbent()) continue;
+    if (o.prune && opt.bound_samples_per_s < incumbent()) {
+      ++skipped;
+      continue;
+    }
     const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
     const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
                             .micro_batches = o.micro_batches};
@@ -166,9 +170,11 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
     c.p2p_samples_per_s = run(p2p_map(sg)).samples_per_s;
   }
   if (!any) {
-    const bool all_pruned = o.prune && !options.empty();
-    c.outcome = all_pruned ? config_outcome::pruned : config_outcome::infeasible;
-    c.reason = all_pruned ? "pruned after partitioning" : "no mapping";
+    // Some option skipped by its bound: the configuration may be feasible, it cannot win.
+    const bool pruned = skipped > 0;
+    c.status = pruned ? status::pruned : status::infeasible;
+    c.outcome = pruned ? config_outcome::pruned : config_outcome::infeasible;
+    c.reason = pruned ? "pruned after partitioning" : "no mapping";
     return;
   }
   c.status = status::feasible;
@@ -195,6 +201,7 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
   c.devices = S * R;
   c.bound_samples_per_s = bound_before;
   if (o.prune && bound_before < incumbent()) {
+    c.status = status::pruned;
     c.outcome = config_outcome::pruned;
     c.reason = "pruned before partitioning";
     return c;
@@ -270,6 +277,7 @@ plan_candidate plan_one_general(const op_graph& g, const matrix_topology& t, std
   c.devices = D;
   c.bound_samples_per_s = bound_before;
   if (o.prune && bound_before < incumbent()) {
+    c.status = status::pruned;
     c.outcome = config_outcome::pruned;
     c.reason = "pruned before partitioning";
     return c;
