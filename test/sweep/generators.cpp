@@ -180,7 +180,7 @@ TEST_CASE("sweep: bad space files name the file, the field and the reason") {
     return dir / name;
   };
   const json ok{{"configurations", configs()}, {"graphs", {"tiny.json"}}};
-  CHECK(error_of(space("g.json", "llm", ok)).find("g.json: /generator: unknown generator 'llm' (expected one of phaze, dfmodel)") !=
+  CHECK(error_of(space("g.json", "nope", ok)).find("g.json: /generator: unknown generator 'nope' (expected one of phaze, dfmodel, llm)") !=
         std::string::npos);
   json typo = ok;
   typo["device"] = {8};

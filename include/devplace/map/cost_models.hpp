@@ -174,7 +174,6 @@ template <mapping_cost_model C>
 
 /// The p2p model, eq. 6/8.
 struct p2p_cost {
-  static constexpr model_form form = model_form::copies;
   [[nodiscard]] std::string_view name() const noexcept { return "p2p"; }
 
   [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
@@ -257,10 +256,13 @@ struct p2p_cost {
   /// replica with equal counts).
   [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 };
+/// The built-in model declares its form for itself alone: a type derived from it (with other
+/// times or bounds) gets no cover unless it declares a form of its own.
+template <>
+struct cost_model_form<p2p_cost> : std::integral_constant<model_form, model_form::copies> {};
 
 /// The allreduce model, eq. 7/9.
 struct allreduce_cost {
-  static constexpr model_form form = model_form::rings;
   [[nodiscard]] std::string_view name() const noexcept { return "allreduce"; }
 
   [[nodiscard]] std::vector<std::size_t> dependencies(const stage_graph& g, std::size_t v) const {
@@ -365,6 +367,10 @@ struct allreduce_cost {
   /// Alone on a device, a replica's ring bound does not read its position in the ring.
   [[nodiscard]] bool replica_invariant_bound(const stage_graph&) const noexcept { return true; }
 };
+/// The built-in model declares its form for itself alone: a type derived from it (with other
+/// times or bounds) gets no cover unless it declares a form of its own.
+template <>
+struct cost_model_form<allreduce_cost> : std::integral_constant<model_form, model_form::rings> {};
 
 /// The combined model: a stage replica's load per micro-batch in an iteration of MB micro-batches,
 /// its p2p sends and its stage's ring allreduce (amortised over the MB micro-batches) together:
@@ -379,7 +385,6 @@ struct allreduce_cost {
 struct combined_cost {
   std::size_t micro_batches = 1;  ///< MB (≥ 1)
   allreduce_cost ring;            ///< the allreduce term (ring-closure tables once prepared)
-  static constexpr model_form form = model_form::copies_and_rings;
 
   [[nodiscard]] std::string_view name() const noexcept { return "combined"; }
 
@@ -411,6 +416,10 @@ struct combined_cost {
  private:
   [[nodiscard]] double mb() const noexcept { return static_cast<double>(std::max<std::size_t>(micro_batches, 1)); }
 };
+/// The built-in model declares its form for itself alone: a type derived from it (with other
+/// times or bounds) gets no cover unless it declares a form of its own.
+template <>
+struct cost_model_form<combined_cost> : std::integral_constant<model_form, model_form::copies_and_rings> {};
 
 /// Which model to map with.
 enum class cost_choice {
