@@ -36,7 +36,7 @@ TEST_CASE("llm balance: the DP's slowest stage is the least of every split that 
   int cases = 0, uneven_better = 0;
   for (std::int64_t vocab : {1000, 128256, 400000})
     for (std::int64_t pp : {2, 3, 4})
-      for (double hbm : {80.0, 2.0}) {
+      for (double hbm : {80.0, 2.0, 1.4, 1.1, 0.9}) {
         model m;
         m.hidden = 1024, m.ffn = 4096, m.layers = 9, m.heads = 8, m.kv_heads = 8, m.head_dim = 128;
         m.seq = 2048, m.vocab = vocab, m.tied_embeddings = false;

@@ -226,3 +226,25 @@ TEST_CASE("llm: fused attention, hand-computed") {
   CHECK(sel.memory[0].layer_activations == doctest::Approx(fused.memory[0].layer_activations));
   CHECK(fused.memory[0].layer_activations < evaluate(tiny_model(), ideal_system(), execution{}).memory[0].layer_activations);
 }
+
+TEST_CASE("llm: GEMM time by hand: main loop, epilogue, waves and the pipeline prologue") {
+  gpu g;
+  g.matrix[static_cast<std::size_t>(dtype::bf16)].tflops = 1;
+  g.hbm_gbps = 1000;
+  g.hbm_gib = 80;
+  // 100 x 100 x 100: 2e6 FLOPs = 2 us; inputs 4e4 bytes stream in 0.04 us under it; the epilogue
+  // writes 2e4 bytes after it: 0.02 us. Backward: dgrad the same, wgrad accumulating into fp32
+  // (8 bytes per weight, 0.08 us).
+  CHECK(gemm_seconds(g, dtype::bf16, 1, 100, 100, 100) == doctest::Approx(2.02e-6).epsilon(1e-9));
+  const auto p = gemm_fwd_bwd(g, dtype::bf16, 1, 100, 100, 100);
+  CHECK(p.fwd == doctest::Approx(2.02e-6).epsilon(1e-9));
+  CHECK(p.bwd == doctest::Approx(2.02e-6 + 2.08e-6).epsilon(1e-9));
+  CHECK(gemm_fwd_bwd(g, dtype::bf16, 1, 100, 100, 100, false).bwd == doctest::Approx(4.04e-6).epsilon(1e-9));
+  // 4 SMs, 64 x 64 tiles, K steps of 32 behind 2 stages, half the peak achievable: 128 x 192 gives
+  // 6 tiles in 2 waves (6/8), K = 64 two steps (2/4): e = 0.5 x 0.75 x 0.5 = 0.1875;
+  // 2 x 128 x 192 x 64 = 3,145,728 FLOPs / 0.1875 TFLOP/s = 16.777216 us.
+  g.sms = 4, g.tile_m = 64, g.tile_n = 64, g.tile_k = 32, g.stages = 2;
+  g.matrix[static_cast<std::size_t>(dtype::bf16)].achievable = 0.5;
+  g.hbm_gbps = 1e12;  // memory free
+  CHECK(gemm_seconds(g, dtype::bf16, 1, 128, 192, 64) == doctest::Approx(16.777216e-6).epsilon(1e-9));
+}
