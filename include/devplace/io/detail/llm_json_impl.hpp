@@ -43,6 +43,13 @@ inline std::int64_t positive_int(const reader& r, const json& doc, std::string_v
   return x;
 }
 
+/// A number in (0, 1] at `ptr`.
+inline double fraction(const reader& r, const json& v, const std::string& ptr) {
+  const double x = r.positive(v, ptr);
+  if (x > 1) r.fail(ptr, "expected a fraction in (0, 1]");
+  return x;
+}
+
 inline llm::dtype parse_dtype(const reader& r, const std::string& s, const std::string& ptr) {
   if (s == "fp32" || s == "float32") return llm::dtype::fp32;
   if (s == "fp16" || s == "float16") return llm::dtype::fp16;
@@ -121,8 +128,7 @@ inline llm::unit_rate parse_rate(const reader& r, const json& v, const std::stri
   }
   only_fields(r, v, ptr, {"tflops", "achievable", "efficiency"});
   if (const json* a = reader::optional(v, "achievable")) {
-    u.achievable = r.positive(*a, child(ptr, "achievable"));
-    if (u.achievable > 1) r.fail(child(ptr, "achievable"), "expected a fraction in (0, 1]");
+    u.achievable = fraction(r, *a, child(ptr, "achievable"));
   }
   if (const json* t = reader::optional(v, "efficiency")) u.efficiency = parse_table(r, *t, child(ptr, "efficiency"));
   return u;
@@ -159,8 +165,7 @@ inline llm::hardware calculon_system(const reader& r, const json& doc) {
     llm::network_tier t;
     t.name = "tier " + std::to_string(i);
     t.bandwidth_gbps = r.positive(r.field(n, "bandwidth", p), p + "/bandwidth");
-    t.efficiency = r.positive(r.field(n, "efficiency", p), p + "/efficiency");
-    if (t.efficiency > 1) r.fail(p + "/efficiency", "expected a fraction in (0, 1]");
+    t.efficiency = fraction(r, r.field(n, "efficiency", p), p + "/efficiency");
     t.size = r.count(r.field(n, "size", p), p + "/size");
     t.latency_us = r.non_negative(r.field(n, "latency", p), p + "/latency") * 1e6;
     s.tiers.push_back(t);
@@ -200,16 +205,10 @@ inline llm::hardware llm_system_from_json(const json& doc, const std::string& fi
       s.gpu.fused_attention = k == "fused";
       for (auto [key, dst] : {std::pair{"fwd_achievable", &s.gpu.attention_fwd_achievable},
                               std::pair{"bwd_achievable", &s.gpu.attention_bwd_achievable}})
-        if (const json* x = reader::optional(*a, key)) {
-          *dst = r.positive(*x, child("/gpu/attention", key));
-          if (*dst > 1) r.fail(child("/gpu/attention", key), "expected a fraction in (0, 1]");
-        }
+        if (const json* x = reader::optional(*a, key)) *dst = fraction(r, *x, child("/gpu/attention", key));
     }
     if (const json* x = reader::optional(g, "stages")) s.gpu.stages = static_cast<int>(r.count(*x, "/gpu/stages"));
-    if (const json* x = reader::optional(g, "hbm_achievable")) {
-      s.gpu.hbm_achievable = r.positive(*x, "/gpu/hbm_achievable");
-      if (s.gpu.hbm_achievable > 1) r.fail("/gpu/hbm_achievable", "expected a fraction in (0, 1]");
-    }
+    if (const json* x = reader::optional(g, "hbm_achievable")) s.gpu.hbm_achievable = fraction(r, *x, "/gpu/hbm_achievable");
     const json& tiers = r.array(r.field(doc, "tiers", ""), "/tiers");
     if (tiers.empty()) r.fail("/tiers", "expected at least one network tier");
     for (std::size_t i = 0; i < tiers.size(); ++i) {
@@ -220,8 +219,7 @@ inline llm::hardware llm_system_from_json(const json& doc, const std::string& fi
       if (const json* x = reader::optional(n, "name")) t.name = r.string(*x, p + "/name");
       t.size = r.count(r.field(n, "size", p), p + "/size");
       t.bandwidth_gbps = r.positive(r.field(n, "bandwidth_gbps", p), p + "/bandwidth_gbps");
-      t.efficiency = r.positive(r.field(n, "efficiency", p), p + "/efficiency");
-      if (t.efficiency > 1) r.fail(p + "/efficiency", "expected a fraction in (0, 1]");
+      t.efficiency = fraction(r, r.field(n, "efficiency", p), p + "/efficiency");
       t.latency_us = r.non_negative(r.field(n, "latency_us", p), p + "/latency_us");
       s.tiers.push_back(t);
     }
