@@ -1,5 +1,6 @@
 // viz and sweep on user types: the heat map of a user topology (the `device_topology`
-// archetype) is the heat map of the same bandwidths as `matrix_topology`; a sweep over a user's
+// archetype) is the heat map of the same bandwidths as `matrix_topology`, and the Gantt chart of
+// a user graph simulated on it is the chart of the same operators as `op_graph`; a sweep over a user's
 // point space whose points run DFModel on the member-only workload archetype and the ADL-only
 // network archetype writes, for every point, what the same instance written out as
 // `dfmodel::workload` / `dfmodel::network` gives when evaluated directly.
@@ -12,9 +13,11 @@
 
 #include "archetypes/dfmodel_archetypes.hpp"
 #include "archetypes/minimal_topology.hpp"
+#include "devplace/dag/op_graph.hpp"
 #include "devplace/dfmodel/fusion.hpp"
 #include "devplace/sweep/driver.hpp"
 #include "devplace/topology/matrix_topology.hpp"
+#include "devplace/viz/gantt.hpp"
 #include "devplace/viz/heatmap.hpp"
 
 using namespace devplace;
@@ -35,6 +38,48 @@ TEST_CASE("viz: the heat map of a user topology = of the same bandwidths as matr
   CHECK(mine == viz::heatmap_svg(t, stages, labels, {.title = "user"}));
   user.bw[3][4] = user.bw[4][3] = 40;  // the picture reads the user's bandwidths
   CHECK(viz::heatmap_svg(user, stages, labels, {.title = "user"}) != mine);
+}
+
+namespace {
+
+/// A profiled chain of operators, members only.
+struct user_chain {
+  std::vector<std::vector<int>> succ{{1}, {2}, {3}, {}};
+  std::vector<double> fwd{1, 2, 1.5, 0.5}, bwd{2, 3, 3, 1};
+  std::size_t num_vertices() const { return succ.size(); }
+  const std::vector<int>& out_edges(std::size_t u) const { return succ[u]; }
+  double forward_ms(std::size_t v) const { return fwd[v]; }
+  double backward_ms(std::size_t v) const { return bwd[v]; }
+  double memory_bytes(std::size_t) const { return 1e6; }
+  double param_bytes(std::size_t v) const { return 1e6 * static_cast<double>(v + 1); }
+  double edge_bytes(std::size_t, std::size_t) const { return 4e6; }
+};
+
+}  // namespace
+
+TEST_CASE("viz: the Gantt chart of a user graph on a user topology = of op_graph on matrix_topology") {
+  const user_chain g;
+  op_graph_builder b;
+  for (std::size_t v = 0; v < 4; ++v)
+    b.add_op({.id = static_cast<std::int64_t>(v), .fwd_ms = g.fwd[v], .bwd_ms = g.bwd[v], .fwd_mem_bytes = 1e6,
+              .bwd_mem_bytes = 1e6, .param_bytes = 1e6 * static_cast<double>(v + 1)});
+  for (std::size_t v = 0; v + 1 < 4; ++v) b.add_edge(v, v + 1, 4e6);
+  const op_graph og = std::move(b).build();
+  const archetypes::minimal_topology ut{{{0, 50, 10, 10}, {50, 0, 10, 10}, {10, 10, 0, 50}, {10, 10, 50, 0}}};
+  Eigen::MatrixXd bw(4, 4);
+  for (int a = 0; a < 4; ++a)
+    for (int c = 0; c < 4; ++c) bw(a, c) = ut.bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(c)];
+  const matrix_topology mt(bw);
+  const std::vector<std::size_t> stage_of{0, 0, 1, 1};
+  const std::vector<std::vector<std::size_t>> device_of{{0, 1}, {2, 3}};
+  const simulation_options o{.micro_batches = 3};
+  const auto mu = make_pipeline_model(g, stage_of, 2, device_of);
+  const auto mo = make_pipeline_model(og, stage_of, 2, device_of);
+  const auto ru = simulate(mu, ut, o);
+  const auto ro = simulate(mo, mt, o);
+  CHECK(ru.iteration_ms == ro.iteration_ms);
+  const auto labels = viz::make_device_labels(4);
+  CHECK(viz::gantt_svg(ru, mu, o, labels) == viz::gantt_svg(ro, mo, o, labels));
 }
 
 namespace {
