@@ -4,6 +4,7 @@
 /// fusion, step time, cost and power, and its setup readers.
 /// Each header below can also be included alone, at a fraction of the compile time
 /// (docs/compile-time.md).
+#include "devplace/dfmodel/concepts.hpp"
 #include "devplace/dfmodel/fusion.hpp"
 #include "devplace/dfmodel/intra_chip.hpp"
 #include "devplace/dfmodel/network.hpp"

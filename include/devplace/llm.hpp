@@ -13,3 +13,4 @@
 #include "devplace/llm/model.hpp"
 #include "devplace/llm/search.hpp"
 #include "devplace/llm/system.hpp"
+#include "devplace/llm/tiers.hpp"

@@ -152,6 +152,12 @@ inline std::vector<std::int64_t> tile_counts(const workload& w, const mapping_op
   return best;
 }
 
+/// `optimise_mapping` on any `workload_graph` (dfmodel/concepts.hpp): the same on `to_workload(g)`.
+template <workload_graph G>
+[[nodiscard]] mapping_result optimise_mapping(const G& g, const sharding& sh, const system& sys, const mapping_options& o = {}) {
+  return optimise_mapping(to_workload(g), sh, sys, o);
+}
+
 /// Oracle: every config vector in {0..C−1}^n (C^n ≤ `max_vectors`), the best feasible one for
 /// tile count `num_tile`. Dataflow mode only.
 [[nodiscard]] inline mapping_result brute_force_mapping(const workload& w, const sharding& sh, const system& sys,

@@ -308,4 +308,11 @@ inline void check_inputs(const workload& w, const sharding& sh, const system& sy
   return r;
 }
 
+/// `evaluate_mapping` on any `workload_graph` (dfmodel/concepts.hpp): the same on `to_workload(g)`.
+template <workload_graph G>
+[[nodiscard]] mapping_result evaluate_mapping(const G& g, const sharding& sh, const system& sys, const mapping_options& o,
+                                              const std::vector<int>& config_of, std::int64_t num_tile) {
+  return evaluate_mapping(to_workload(g), sh, sys, o, config_of, num_tile);
+}
+
 }  // namespace devplace::dfmodel

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "devplace/dfmodel/concepts.hpp"
 #include "devplace/dfmodel/workload.hpp"
 #include "devplace/ilp/builders/dfmodel.hpp"
 #include "devplace/status.hpp"
@@ -182,6 +183,17 @@ struct sharding_options {
   sharding r = evaluate_sharding(w, best);
   r.status = stopped ? status::work_limit : status::optimal;
   return r;
+}
+
+/// `evaluate_sharding` and `shard_exhaustive` on any `workload_graph` (dfmodel/concepts.hpp): the
+/// same on `to_workload(g)`; schemes per vertex id.
+template <workload_graph G>
+[[nodiscard]] sharding evaluate_sharding(const G& g, const std::vector<loop_dim>& scheme) {
+  return evaluate_sharding(to_workload(g), scheme);
+}
+template <workload_graph G>
+[[nodiscard]] sharding shard_exhaustive(const G& g, const sharding_options& opt = {}) {
+  return shard_exhaustive(to_workload(g), opt);
 }
 
 /// Oracle: every combination of allowed schemes (product must be <= `max_combinations`).

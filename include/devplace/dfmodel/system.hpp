@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "devplace/dfmodel/concepts.hpp"
 #include "devplace/dfmodel/network.hpp"
 
 namespace devplace::dfmodel {
@@ -40,6 +41,12 @@ struct system {
   cost_model cost;
 };
 
+/// A system on any `network_model` (dfmodel/concepts.hpp): its `to_network` copy, checked with
+/// `check_system`.
+template <network_model N>
+[[nodiscard]] system make_system(const N& net, const accelerator& acc = {}, const memory_spec& mem = {},
+                                 const cost_model& cost = {});
+
 /// Throws std::invalid_argument on non-positive sizes, bandwidths or frequency, negative prices.
 inline void check_system(const system& s) {
   auto pos = [](double x) { return x > 0 && x < 1e300; };
@@ -53,6 +60,13 @@ inline void check_system(const system& s) {
                    c.dram_unit_power, c.accelerator_power, c.link_unit_power[0], c.link_unit_power[1], c.link_unit_power[2]})
     if (!(x >= 0)) throw std::invalid_argument("dfmodel system: prices and powers must be >= 0");
   check_network(s.net);
+}
+
+template <network_model N>
+system make_system(const N& net, const accelerator& acc, const memory_spec& mem, const cost_model& cost) {
+  system s{acc, mem, to_network(net), cost};
+  check_system(s);
+  return s;
 }
 
 namespace detail {
