@@ -57,7 +57,8 @@ inline llm::dtype parse_llm_dtype(const std::string& s) {
 inline void register_llm_plan(CLI::App* llm_cmd) {
   struct args_t {
     std::string model, system, dtype = "bf16", out, svg;
-    std::int64_t gpus = 0, batch = 0, max_cp = 1;
+    std::int64_t gpus = 0, batch = 0, max_cp = 1, max_tp = 0, max_pp = 0, max_vp = 0, max_mb = 0;
+    std::vector<std::string> recompute;
     std::size_t top = 1;
     bool exact = false;
     double time_limit = 0;
@@ -72,6 +73,12 @@ inline void register_llm_plan(CLI::App* llm_cmd) {
   pl->add_option("--top", args->top, "List the K best executions (default 1)")->check(CLI::PositiveNumber);
   pl->add_option("--max-cp", args->max_cp, "Largest context-parallel degree to try (default 1)")->check(CLI::PositiveNumber);
   pl->add_flag("--exact-gpus", args->exact, "Only executions on exactly N GPUs");
+  pl->add_option("--max-tp", args->max_tp, "Largest tensor-parallel degree to try (default: any that divides)")->check(CLI::PositiveNumber);
+  pl->add_option("--max-pp", args->max_pp, "Largest pipeline-parallel degree to try (default: any that divides)")->check(CLI::PositiveNumber);
+  pl->add_option("--max-vp", args->max_vp, "Largest interleaving (virtual stages per GPU) to try (default: any that divides)")->check(CLI::PositiveNumber);
+  pl->add_option("--max-micro-batch", args->max_mb, "Largest micro-batch to try (default: any that divides)")->check(CLI::PositiveNumber);
+  pl->add_option("--recompute", args->recompute, "Recomputation modes to try (default: none selective full)")
+      ->check(CLI::IsMember({"none", "selective", "full"}))->delimiter(',');
   pl->add_option("--time-limit", args->time_limit, "Stop after this many seconds (status time_limit)")->check(seconds_validator());
   pl->add_option("--out", args->out, "Write the best execution's result (devplace.llm-result/1 with status and execution)");
   pl->add_option("--svg", args->svg, "Write time.svg and memory.svg of the top executions into this directory");
@@ -85,6 +92,17 @@ inline void register_llm_plan(CLI::App* llm_cmd) {
     sp.global_batch = args->batch;
     sp.dtype = parse_llm_dtype(args->dtype);
     sp.max_cp = args->max_cp;
+    sp.max_tp = args->max_tp;
+    sp.max_pp = args->max_pp;
+    sp.max_vp = args->max_vp;
+    sp.max_micro_batch = args->max_mb;
+    if (!args->recompute.empty()) {
+      sp.recompute.clear();
+      for (const auto& r : args->recompute) {
+        sp.recompute.push_back(r == "none" ? llm::recompute::none
+                               : r == "selective" ? llm::recompute::selective : llm::recompute::full);
+      }
+    }
     llm::search_options o;
     o.top_k = args->top;
     o.time_limit_s = args->time_limit;
