@@ -164,7 +164,7 @@ TEST_CASE("polish: no swap, move or stage swap of the result simulates faster (t
   }
 }
 
-TEST_CASE("polish: the brute-force best when it is one change away; never beyond it") {
+TEST_CASE("polish: the brute-force best when it is one change away, and never beyond it") {
   // S = 2 stages of one replica on 3 devices with symmetric links: the iteration depends only
   // on the pair of devices, and every pair is one move from every other, so the local optimum
   // is the best of all 6 injections. On the other tiny instances a local optimum may be worse:
