@@ -24,12 +24,10 @@
 /// strictly: T never rises, and on a plateau of T (the iteration set by one chain of tasks the
 /// change does not touch) the second term still rewards finishing the other tasks sooner, which
 /// is what lets a later change shorten the chain. k strictly decreases over a finite set of
-/// mappings, so the search ends. First improvement, critical first: the changes that touch a
-/// critical slot — one whose device runs or sends a task of a critical path of the current
-/// mapping (sim/critical_path.hpp), or whose stage's allreduce is on it — are scanned before the
-/// others, since changing the chain of tasks that sets T is what usually shortens it; each group
-/// in index order (swaps, moves, stage swaps). After a kept change the order is rebuilt and the
-/// scan restarts; a whole scan without one is a local optimum.
+/// mappings, so the search ends. First improvement: the changes are scanned in a fixed cyclic
+/// order (swaps, moves, stage swaps), resuming after the last kept one; V² + V(D − V) + S²
+/// consecutive indices without a kept change (the inapplicable ones skipped at no cost) make a
+/// local optimum.
 ///
 /// Guarantees: T(result) ≤ T(input) (with equality only when nothing simulates faster in the
 /// part scanned); with `local_optimum`, no single swap, move or stage swap lowers k, so none
@@ -38,8 +36,7 @@
 /// local optimum can be worse (test/sim/polish.cpp measures both on brute-forced tiny instances).
 ///
 /// Complexity: one evaluation is one simulation, O(τ log τ) for its τ = O(S R MB + |E_S| R MB + S)
-/// tasks; a scan is at most V(V − 1)/2 + V(D − V) + S(S − 1)/2 of them, plus O(V² + V D + S² + τ) to
-/// order it. The time limit (`timeout_s`,
+/// tasks; a round is at most V² + V(D − V) + S² of them. The time limit (`timeout_s`,
 /// `deadline`, `stop`) is checked before every evaluation; a stopped run returns the best mapping
 /// so far with status `time_limit`.
 #include <algorithm>
@@ -58,7 +55,6 @@
 
 #include <Eigen/Core>
 
-#include "devplace/sim/critical_path.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/status.hpp"
 #include "devplace/topology/concepts.hpp"
@@ -113,26 +109,12 @@ struct polish_key {
 };
 
 inline polish_key polish_score(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
-                               const simulation_options& so, simulation_result& r) {
-  r = simulate_core(m, bw, lat, so);
+                               const simulation_options& so, double& samples_per_s) {
+  const simulation_result r = simulate_core(m, bw, lat, so);
   double sum = 0;
   for (const auto& e : r.timeline) sum += e.end_ms;
+  samples_per_s = r.samples_per_s;
   return {r.iteration_ms, sum};
-}
-
-/// Per slot (the flat order of `m.device_of`): whether a task of a critical path of `r` runs on
-/// its device, sends from or to it, or is its stage's allreduce.
-inline std::vector<char> critical_slots(const pipeline_model& m, const simulation_result& r, std::size_t D) {
-  std::vector<char> dev(D, 0), stage(m.stages, 0);
-  for (const std::size_t i : critical_path(r)) {
-    const sim_event& e = r.timeline[i];
-    if (e.kind == sim_task_kind::allreduce) stage[e.stage] = 1;
-    else dev[e.from] = dev[e.to] = 1;
-  }
-  std::vector<char> out;
-  for (std::size_t s = 0; s < m.stages; ++s)
-    for (const std::size_t d : m.device_of[s]) out.push_back(static_cast<char>(stage[s] || dev[d]));
-  return out;
 }
 
 /// The polish of the file comment on dense bandwidth / latency matrices; `m.device_of` is the input.
@@ -162,10 +144,10 @@ inline polish_result polish_core(pipeline_model m, const Eigen::MatrixXd& bw, co
   auto dev = [&](std::size_t v) -> std::size_t& { return m.device_of[slot[v].first][slot[v].second]; };
 
   polish_result res;
-  simulation_result sim;
-  polish_key cur = polish_score(m, bw, lat, so, sim);
+  double samples = 0;
+  polish_key cur = polish_score(m, bw, lat, so, samples);
   res.initial_iteration_ms = cur.iteration_ms;
-  res.samples_per_s = sim.samples_per_s;
+  res.samples_per_s = samples;
   res.evaluations = 1;
   auto report = [&] {
     if (po.progress)
@@ -195,53 +177,29 @@ inline polish_result polish_core(pipeline_model m, const Eigen::MatrixXd& bw, co
     std::swap(m.device_of[s], m.device_of[t]);
     return &res.stage_swaps;
   };
-  // The scan order: the changes that touch a critical slot (only they can shorten T) first.
-  std::vector<std::size_t> stage_first(S + 1, 0);
-  for (std::size_t s = 0; s < S; ++s) stage_first[s + 1] = stage_first[s] + m.device_of[s].size();
-  std::vector<std::size_t> order;
-  auto make_order = [&] {
-    const std::vector<char> crit = critical_slots(m, sim, D);
-    auto stage_crit = [&](std::size_t s) {
-      return std::any_of(crit.begin() + static_cast<std::ptrdiff_t>(stage_first[s]),
-                         crit.begin() + static_cast<std::ptrdiff_t>(stage_first[s + 1]), [](char c) { return c != 0; });
-    };
-    auto touches = [&](std::size_t k) {
-      if (k < n_swap) return crit[k / V] || crit[k % V];
-      if (k < n_swap + n_move) return crit[(k - n_swap) / F] != 0;
-      return stage_crit((k - n_swap - n_move) / S) || stage_crit((k - n_swap - n_move) % S);
-    };
-    order.clear();
-    for (std::size_t k = 0; k < N; ++k)
-      if (touches(k)) order.push_back(k);
-    for (std::size_t k = 0; k < N; ++k)
-      if (!touches(k)) order.push_back(k);
-  };
-  make_order();
   bool stopped = false;
-  simulation_result next_sim;
-  for (std::size_t i = 0; i < order.size(); ++i) {
+  for (std::size_t k = 0, since = 0; N > 0 && since < N; k = (k + 1) % N, ++since) {
     const auto now = clock::now();
     if (now >= deadline || (po.stop && po.stop->load(std::memory_order_relaxed))) {
       stopped = true;
       break;
     }
-    std::size_t* kind = apply(order[i]);
+    std::size_t* kind = apply(k);
     if (!kind) continue;
     if (po.progress && std::chrono::duration<double>(now - last_report).count() >= po.progress_interval_s) {
       report();
       last_report = now;
     }
-    const polish_key next = polish_score(m, bw, lat, so, next_sim);
+    double sps = 0;
+    const polish_key next = polish_score(m, bw, lat, so, sps);
     ++res.evaluations;
     if (next < cur) {
       cur = next;
-      std::swap(sim, next_sim);
-      res.samples_per_s = sim.samples_per_s;
+      res.samples_per_s = sps;
       ++*kind;
-      make_order();
-      i = static_cast<std::size_t>(-1);  // the scan restarts
+      since = 0;
     } else {
-      apply(order[i]);
+      apply(k);
     }
   }
   report();
@@ -301,8 +259,8 @@ template <device_topology T>
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     m.device_of = candidates[i];
     check_pipeline_model(m, static_cast<std::size_t>(bw.rows()));
-    simulation_result r;
-    key[i] = detail::polish_score(m, bw, lat, so, r);
+    double sps = 0;
+    key[i] = detail::polish_score(m, bw, lat, so, sps);
   }
   std::vector<std::size_t> order(candidates.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
