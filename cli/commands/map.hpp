@@ -1,12 +1,16 @@
 #pragma once
 // devplace map --graph G --topology T --plan P.json [--cost iteration|auto|p2p|allreduce|combined] [--threads N]
-//              [--timeout SECONDS] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
+//              [--timeout SECONDS] [--polish-share F] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
 // and the mapping figures.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -18,7 +22,9 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/map/mapper.hpp"
+#include "devplace/sim/from_plan.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
+#include "devplace/sim/polish.hpp"
 
 namespace devplace::cli {
 
@@ -27,8 +33,32 @@ struct map_args {
   std::string graph, format = "auto", topology, plan_file, cost = "iteration", baseline, out;
   unsigned threads = 0;
   double timeout = std::numeric_limits<double>::infinity();
+  double polish_share = 0.5;  // of --timeout, for the simulation polish of --cost iteration (0: none)
   std::uint64_t seed = 1;
 };
+
+/// The default's last step: the simulation polish (sim/polish.hpp) of the fastest simulated of
+/// the iteration mapping, the CS map and the p2p map, until `deadline`; a progress line on a terminal.
+inline polish_result polish_for_map(const op_graph& g, const matrix_topology& topo, const plan& p, const stage_graph& sg,
+                                    const mapping_result& r, std::uint64_t seed, std::chrono::steady_clock::time_point deadline) {
+  const std::size_t D = topo.num_devices();
+  std::vector<std::vector<std::vector<std::size_t>>> cands;
+  for (const auto& d : {r.device_of, baseline_map(sg, D, baseline::cs, seed), baseline_map(sg, D, baseline::p2p, seed)})
+    cands.emplace_back(d.begin(), d.end());
+  const bool tty = isatty(fileno(stderr));
+  polish_options po{.deadline = deadline};
+  if (tty)
+    po.progress = [](const polish_progress& q) {
+      std::fprintf(stderr, "\r\033[Kpolish: %.3f -> %.3f ms simulated, %llu simulations, %.1f s", q.initial_ms, q.iteration_ms,
+                   static_cast<unsigned long long>(q.evaluations), q.elapsed_s);
+    };
+  const auto model = make_pipeline_model(g, p.stage_of, p.stages, cands.front());
+  simulation_options so = simulation_options_of(p);
+  so.micro_batches = std::max<std::size_t>(so.micro_batches, 1);
+  auto res = polish_fastest(model, topo, std::span<const std::vector<std::vector<std::size_t>>>(cands), so, po);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  return res;
+}
 
 inline void print_mapping(const plan& p, std::ostream& os) {
   const auto& m = *p.mapping;
@@ -86,12 +116,26 @@ inline void run_map(const map_args& a, std::ostream& os) {
     const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages),
                                      {.micro_batches = MB, .recompute = recompute, .blocking_sends = blocking},
-                                     {.threads = a.threads, .timeout_s = std::max(0.0, left), .seed = a.seed});
+                                     {.threads = a.threads, .timeout_s = std::max(0.0, left) * (1 - a.polish_share), .seed = a.seed});
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;
     m.method = "combined+local_search";
     m.nodes_explored = r.nodes_explored;
     m.status = std::string(to_string(r.status));
+    if (a.polish_share > 0) {
+      const auto deadline = std::isfinite(a.timeout) ? t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                std::chrono::duration<double>(a.timeout))
+                                                     : std::chrono::steady_clock::time_point::max();
+      const auto q = polish_for_map(g, topo, p, sg, r, a.seed, deadline);
+      os << "polish          " << q.initial_iteration_ms << " -> " << q.iteration_ms << " ms simulated ("
+         << (q.start == 0 ? "iteration mapping" : q.start == 1 ? "CS map" : "p2p map") << ", " << q.swaps << " swaps, "
+         << q.moves << " moves, " << q.stage_swaps << " stage swaps, " << q.evaluations << " simulations, "
+         << to_string(q.status) << ")\n";
+      p.device_of = q.device_of;
+      m.objective_ms = q.iteration_ms;  // the simulated iteration now
+      m.method = "combined+local_search+polish";
+      if (q.status == status::time_limit) m.status = std::string(to_string(status::time_limit));
+    }
     m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
     const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -130,6 +174,11 @@ inline void register_map(CLI::App& app) {
                   "fastest kept), p2p (eq. 6), allreduce (eq. 7), combined (both, allreduce over the plan's MB), "
                   "auto (p2p or allreduce by the volume ratio)")
       ->check(CLI::IsMember({"auto", "p2p", "allreduce", "combined", "iteration"}))->capture_default_str();
+  cmd->add_option("--polish-share", a->polish_share,
+                  "--cost iteration: share of --timeout for the last step, which simulates the iteration mapping, the CS "
+                  "and the p2p map and improves the fastest by swaps and moves kept only when they simulate faster "
+                  "(0: no polish; without --timeout it runs to a local optimum)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
       ->check(seconds_validator());

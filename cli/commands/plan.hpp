@@ -1,7 +1,8 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
-//               [--cost iteration|auto|p2p|allreduce|combined] [--no-prune] [--general] [--quiet] [--trace FILE]
+//               [--cost iteration|auto|p2p|allreduce|combined] [--polish-share F] [--no-prune] [--general] [--quiet]
+//               [--trace FILE]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
 // explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
@@ -60,6 +61,10 @@ inline void register_plan(CLI::App& app) {
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
   cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
   cmd->add_option("--map-timeout", a->o.map_timeout_s, "Mapper time limit per configuration, s")->capture_default_str();
+  cmd->add_option("--polish-share", a->o.polish_share,
+                  "--cost iteration: share of --map-timeout for the simulation polish of the fastest of the mapping, "
+                  "CS and p2p maps (0: none)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--cost", a->cost,
                   "Mapping cost model: iteration (combined, then local search on the simulated GPipe iteration; the "
                   "fastest mapping kept), p2p, allreduce, combined (both, allreduce over MB), auto")

@@ -1,6 +1,6 @@
 #pragma once
 /// \file sim.hpp
-/// Everything of `devplace/sim/` in one include: the pipeline simulator, closed forms and the (S,
+/// Everything of `devplace/sim/` in one include: the pipeline simulator, closed forms, the polish and the (S,
 /// R) plan search.
 /// Each header below can also be included alone, at a fraction of the compile time
 /// (docs/compile-time.md).
@@ -10,3 +10,4 @@
 #include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
+#include "devplace/sim/polish.hpp"

@@ -74,6 +74,9 @@ struct plan_search_options {
   /// Map every option with `map_for_iteration` (sim/iteration_mapping.hpp: the combined mapper,
   /// then local search on the closed-form GPipe iteration) instead of `map_devices` with `cost`.
   bool iteration_mapping = false;
+  /// With `iteration_mapping`: the share of `map_timeout_s` for the last step, the simulation
+  /// polish (sim/polish.hpp) of the fastest simulated of the mapping, the CS and the p2p map; 0: none.
+  double polish_share = 0.5;
   bool prune = true;                   ///< bound-pruned search; false: every configuration explored
   /// Also the general DP J(2) for every S with 2 ≤ S < D: per-stage replica counts summing to D
   /// (a configuration of its own, listed after the equal-count ones).

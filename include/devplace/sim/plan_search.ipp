@@ -34,6 +34,7 @@
 #include "devplace/sim/detail/plan_bounds.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
+#include "devplace/sim/polish.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 #include "devplace/views/quotient.hpp"
 
@@ -149,15 +150,25 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
       continue;
     }
     const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
-    const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = o.map_timeout_s / double(options.size()),
-                            .micro_batches = o.micro_batches};
-    const auto mr = o.iteration_mapping
+    const double limit_s = o.map_timeout_s / double(options.size());
+    const double polish_s = o.iteration_mapping ? limit_s * o.polish_share : 0.0;
+    const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = limit_s - polish_s, .micro_batches = o.micro_batches};
+    auto mr = o.iteration_mapping
                         ? map_for_iteration(sg, link_costs(t), stage_forward_ms(g, opt.stage_of, opt.replicas.size()),
                                             {.micro_batches = o.micro_batches, .recompute = o.recompute,
                                              .blocking_sends = so.blocking_sends},
                                             mo)
                         : map_devices(sg, t, mo);
     if (mr.device_of.empty()) continue;
+    if (polish_s > 0) {  // the fastest simulated of the mapping, CS and p2p, polished on the simulation
+      const std::vector<std::vector<std::vector<std::size_t>>> cands{
+          {mr.device_of.begin(), mr.device_of.end()}, cs_map(sg), p2p_map(sg)};
+      const auto q = polish_fastest(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), cands.front()), t,
+                                    std::span<const std::vector<std::vector<std::size_t>>>(cands), so, {.timeout_s = polish_s});
+      mr.device_of.assign(q.device_of.begin(), q.device_of.end());
+      mr.objective_ms = q.iteration_ms;
+      if (q.status == status::time_limit) mr.status = status::time_limit;
+    }
     auto run = [&](const device_mapping& dev) {
       std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
       return simulate(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), rows), t, so);
@@ -353,6 +364,7 @@ DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_t
   DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "search_plan: bandwidth_gbps must be a finite number > 0");
   DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),
                    "search_plan: micro_batch_size must be a finite number >= 0");
+  DEVPLACE_EXPECTS(o.polish_share >= 0 && o.polish_share <= 1, "search_plan: polish_share must be in [0, 1]");
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
