@@ -82,6 +82,9 @@ struct plan_search_options {
   /// pair): it runs only on graphs (the graph itself, or an α's quotient) with at most this many
   /// down-sets; the others are skipped (said in the candidate's `reason` when none is left).
   std::uint64_t general_max_downsets = 2'000;
+  /// Gradient bucket of the data-parallel allreduce, overlapped with the last backward pass
+  /// (`simulation_options::dp_bucket_bytes`); 0: one allreduce after it.
+  double dp_bucket_bytes = 0;
   /// Called after every configuration (from the thread that finished it, one call at a time).
   std::function<void(const plan_search_progress&)> progress;
 };

@@ -53,7 +53,8 @@ inline stage_cost_options plan_stage_cost(const plan_search_options& o, std::siz
 /// The simulation options of a search.
 inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o) {
   const double mbs = o.micro_batch_size > 0 ? o.micro_batch_size : g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
-  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = o.schedule, .recompute = o.recompute};
+  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = o.schedule, .recompute = o.recompute,
+          .dp_bucket_bytes = o.dp_bucket_bytes};
 }
 
 /// A partition of one configuration, with its bound.
@@ -113,7 +114,8 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(o.schedule)),
                              .recompute = o.recompute, .blocking_sends = so.blocking_sends,
                              .phase1_bandwidth_gbps = o.bandwidth_gbps,
-                             .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost))};
+                             .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost)),
+                             .dp_bucket_bytes = o.dp_bucket_bytes};
   p.stage_of = opt.stage_of;
   p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
   p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
