@@ -323,3 +323,39 @@ TEST_CASE("property: NICs that are never a bottleneck equal independent links") 
     CHECK(same_timeline(plain, simulate(p.model, t, p.options)));
   }
 }
+
+TEST_CASE("device_order: every pass once, each forward before its backward, Megatron's warm-up") {
+  for (std::size_t S : {1, 2, 3, 4})
+    for (std::size_t v : {1, 2, 3})
+      for (std::size_t k : {1, 2, 3}) {
+        const std::size_t MB = k * S;
+        for (std::size_t rank = 0; rank < S; ++rank) {
+          CAPTURE(S);
+          CAPTURE(v);
+          CAPTURE(MB);
+          CAPTURE(rank);
+          const auto order = device_order(pipeline_schedule::interleaved, S, rank, v, MB);
+          REQUIRE(order.size() == 2 * MB * v);
+          std::vector<int> seen(2 * MB * v, 0);
+          std::size_t first_backward = order.size();
+          for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto& st = order[i];
+            REQUIRE(st.chunk < v);
+            REQUIRE(st.micro_batch < MB);
+            const std::size_t f = st.chunk * MB + st.micro_batch;
+            if (st.backward) {
+              CHECK(seen[f] == 1);  // its forward ran
+              first_backward = std::min(first_backward, i);
+            }
+            ++seen[(st.backward ? MB * v : 0) + f];
+          }
+          for (int x : seen) CHECK(x == 1);
+          // Forwards before the first backward: the W warm-up ones and one more of the steady
+          // phase, W = 2 (S − rank − 1) + (v − 1) S capped at MB v (1F1B: min(S − rank, MB)).
+          const std::size_t W = v == 1 ? std::min(S - rank, MB) - 1 : std::min(2 * (S - rank - 1) + (v - 1) * S, MB * v);
+          CHECK(first_backward == std::min(W + 1, MB * v));
+        }
+      }
+  CHECK_THROWS_WITH((void)device_order(pipeline_schedule::gpipe, 2, 0, 2, 4), doctest::Contains("one chunk per device"));
+  CHECK_THROWS_WITH((void)device_order(pipeline_schedule::interleaved, 2, 2, 2, 4), doctest::Contains("rank 2 >= S = 2"));
+}
