@@ -120,7 +120,8 @@ struct plan_search_result {
 };
 
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size). Defined in
+/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
+/// interleaved schedule, which needs partitions into S · v chunks the search does not make). Defined in
 /// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp).
 [[nodiscard]] DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
                                                              const plan_search_options& o = {});

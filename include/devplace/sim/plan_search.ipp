@@ -348,13 +348,18 @@ inline std::vector<plan_configuration> plan_configurations(const op_graph& g, st
 }  // namespace detail
 
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size).
+/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
+/// interleaved schedule: the search partitions into S stages, not S · v chunks).
 DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
                                                const plan_search_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
   DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "search_plan: bandwidth_gbps must be a finite number > 0");
   DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),
                    "search_plan: micro_batch_size must be a finite number >= 0");
+  DEVPLACE_EXPECTS(o.dp_bucket_bytes >= 0 && std::isfinite(o.dp_bucket_bytes),
+                   "search_plan: dp_bucket_bytes must be a finite number >= 0");
+  DEVPLACE_EXPECTS(o.schedule != pipeline_schedule::interleaved,
+                   "search_plan: the search runs gpipe or 1f1b (the interleaved schedule needs S * v chunks)");
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
