@@ -238,6 +238,7 @@ TEST_CASE("interleaved schedule: bad settings are clear errors") {
   CHECK_THROWS_WITH(simulate(m, ov_flat(2, 10), {.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2}),
                     doctest::Contains("must repeat row 1"));
   CHECK_THROWS_WITH(simulate(ov_uniform(2, 1, 1, 1, 0, 0), ov_flat(2, 10), {.dp_bucket_bytes = -1}), doctest::Contains("dp_bucket_bytes"));
+  CHECK_THROWS_WITH(simulate(ov_uniform(1, 2, 1, 1, 0, 2e6), ov_flat(2, 10), {.dp_bucket_bytes = 1}), doctest::Contains("over 10^6 buckets"));
 }
 
 namespace {

@@ -320,6 +320,9 @@ class pipeline_sim {
         continue;
       }
       const double rho = o_.recompute ? scale(s) * m_.forward_ms[s] : 0.0, beta = scale(s) * m_.backward_ms[s];
+      if (P / o_.dp_bucket_bytes > 1e6)
+        throw std::invalid_argument("simulate: dp_bucket_bytes " + std::to_string(o_.dp_bucket_bytes) + " cuts stage " +
+                                    std::to_string(s) + "'s " + std::to_string(P) + " gradient bytes into over 10^6 buckets");
       const auto K = static_cast<std::size_t>(std::ceil(P / o_.dp_bucket_bytes));
       for (std::size_t k = 0; k < K; ++k) {
         const double filled = std::min(double(k + 1) * o_.dp_bucket_bytes, P);
