@@ -1,6 +1,6 @@
 #pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
-//               [--schedule gpipe|1f1b] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
+//               [--schedule gpipe|1f1b] [--dp-bucket-mb X] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
 //               [--cost iteration|auto|p2p|allreduce|combined] [--polish-share F] [--no-prune] [--general] [--quiet]
 //               [--trace FILE]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
@@ -43,6 +43,7 @@ inline void register_plan(CLI::App& app) {
     std::string graph, format = "auto", topology, schedule = "gpipe", out, svg, trace;
     bool no_recompute = false, no_prune = false, quiet = false;
     std::string cost = "iteration";
+    double dp_bucket_mb = 0;
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -57,6 +58,10 @@ inline void register_plan(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-recompute", a->no_recompute, "No activation recomputation in the simulation [recomputation on]");
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
+  cmd->add_option("--dp-bucket-mb", a->dp_bucket_mb,
+                  "Gradient bucket of the data-parallel allreduce, MiB, overlapped with the last backward as PyTorch DDP "
+                  "does (25 is its default); 0: one allreduce after the backward")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--clusters,-K", a->o.clusters, "Hyper-operators of the partitioning flow")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--bandwidth", a->o.bandwidth_gbps, "Constant bandwidth of the partitioning cost model, GB/s")->capture_default_str();
   cmd->add_flag("--exact-product", a->o.exact_product, "Try only S x R = D (faster), not every S x R <= D");
@@ -87,6 +92,7 @@ inline void register_plan(CLI::App& app) {
     const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
     a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
     a->o.recompute = !a->no_recompute;
+    a->o.dp_bucket_bytes = a->dp_bucket_mb * 1048576.0;
     a->o.iteration_mapping = a->cost == "iteration";
     a->o.cost = a->o.iteration_mapping ? cost_choice::combined : parse_cost(a->cost);
     a->o.prune = !a->no_prune;

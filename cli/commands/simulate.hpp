@@ -1,7 +1,7 @@
 #pragma once
 // devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b]
 //                   [--micro-batches MB] [--micro-batch-size N] [--recompute|--no-recompute]
-//                   [--blocking-sends] [--out plan.json] [--trace FILE]
+//                   [--blocking-sends] [--dp-bucket-mb X] [--out plan.json] [--trace FILE]
 // Simulates one training iteration of a mapped plan (stage_of and device_of) and writes the plan
 // back with its simulation figures. Every setting defaults to the one recorded in the plan's
 // `settings` (so `simulate --plan P` reproduces what `plan` printed), else to the graph's
@@ -27,7 +27,7 @@ inline void register_simulate(CLI::App& app) {
     std::string graph, format = "auto", topology, plan_file, out, trace;
     std::optional<std::string> schedule;
     std::optional<std::size_t> micro_batches;
-    std::optional<double> micro_batch_size;
+    std::optional<double> micro_batch_size, dp_bucket_mb;
     bool recompute = false, no_recompute = false, blocking_sends = false, overlapped_sends = false;
   };
   auto a = std::make_shared<args_t>();
@@ -41,6 +41,10 @@ inline void register_simulate(CLI::App& app) {
   cmd->add_option("--micro-batches", a->micro_batches, "Micro-batches per iteration [the plan's]")->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batch-size", a->micro_batch_size, "Samples per micro-batch [the plan's, else the graph's, else 1]")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--dp-bucket-mb", a->dp_bucket_mb,
+                  "Gradient bucket of the data-parallel allreduce, MiB, overlapped with the last backward (PyTorch DDP: 25); "
+                  "0: one allreduce after it [the plan's, else 0]")
+      ->check(CLI::NonNegativeNumber);
   auto* rc = cmd->add_flag("--recompute", a->recompute, "Activation recomputation (backward repeats the forward) [the plan's, else off]");
   cmd->add_flag("--no-recompute", a->no_recompute, "No activation recomputation")->excludes(rc);
   auto* bs = cmd->add_flag("--blocking-sends", a->blocking_sends,
@@ -64,6 +68,7 @@ inline void register_simulate(CLI::App& app) {
     plan_settings st = p.settings.value_or(plan_settings{.micro_batch_size = g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0});
     if (a->schedule) st.schedule = *a->schedule;
     if (a->micro_batch_size) st.micro_batch_size = *a->micro_batch_size;
+    if (a->dp_bucket_mb) st.dp_bucket_bytes = *a->dp_bucket_mb * 1048576.0;
     if (a->recompute || a->no_recompute) st.recompute = a->recompute;
     if (a->blocking_sends || a->overlapped_sends) st.blocking_sends = a->blocking_sends;
     p.settings = st;

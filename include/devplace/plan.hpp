@@ -60,6 +60,9 @@ struct plan_settings {
   bool blocking_sends = false;           ///< the simulation's communication model
   double phase1_bandwidth_gbps = 10.0;   ///< β̄ of the partitioning cost model
   std::string cost = "auto";             ///< mapping cost model asked for: "auto", "p2p", "allreduce" or "combined"
+  /// Gradient bucket of the data-parallel allreduce overlapped with the last backward pass, bytes
+  /// (`simulation_options::dp_bucket_bytes`); 0: one allreduce after it.
+  double dp_bucket_bytes = 0;
 };
 
 struct plan {

@@ -8,6 +8,8 @@
 #include "devplace/sim/critical_path.hpp"
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
+#include "devplace/sim/pipeline_model.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/sim/polish.hpp"
+#include "devplace/sim/schedule.hpp"

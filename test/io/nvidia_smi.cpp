@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -194,4 +195,25 @@ TEST_CASE("cluster JSON: nodes x devices per node within the device limit, check
   CHECK_THROWS_WITH_AS(read(h + R"("nodes": 3, "intra": {"nvidia_smi": "dgx_a100.txt"}})"),
                        "c.json: /nodes: 24 devices, more than the limit of 16 (a test's limit)", io::input_error);
   CHECK(read(h + R"("nodes": 2, "intra": {"nvidia_smi": "dgx_a100.txt"}})").num_devices() == 16);
+}
+
+TEST_CASE("cluster JSON: shared NICs per node, optional") {
+  const std::string h = R"({"format": "devplace.cluster/1", "nodes": 3, "devices_per_node": 2, "intra": {"gbps": 11}, "inter_gbps": 5)";
+  const auto plain = io::read_cluster_json_text(h + "}", "c.json");
+  CHECK(!plain.has_nodes());
+  CHECK(plain.node_of(5) == 5);
+  CHECK(std::isinf(plain.nic_bandwidth_gbps(0)));
+  const auto t = io::read_cluster_json_text(h + R"(, "nic_gbps": 12.5, "nics_per_node": 2})", "c.json");
+  REQUIRE(t.has_nodes());
+  CHECK(t.node_of(0) == 0);
+  CHECK(t.node_of(1) == 0);
+  CHECK(t.node_of(4) == 2);
+  CHECK(t.nic_count(2) == 2);
+  CHECK(t.nic_bandwidth_gbps(1) == 12.5);
+  CHECK(t.bandwidth_gbps(0, 2) == 5.0);  // the links themselves are unchanged
+  CHECK(io::read_cluster_json_text(h + R"(, "nic_gbps": 25})", "c.json").nic_count(0) == 1);
+  CHECK(cluster_error_of(std::string(R"({"format": "devplace.cluster/1", "nodes": 2, "devices_per_node": 2, "intra": {"gbps": 11},)") +
+                         R"( "inter_gbps": 1, "nics_per_node": 2})") == "c.json: /nics_per_node: needs nic_gbps, the bandwidth of each NIC");
+  CHECK(cluster_error_of(std::string(R"({"format": "devplace.cluster/1", "nodes": 2, "devices_per_node": 2, "intra": {"gbps": 11},)") +
+                         R"( "inter_gbps": 1, "nic_gbps": 0})") == "c.json: /nic_gbps: expected a number > 0, got 0");
 }

@@ -82,3 +82,23 @@ TEST_CASE("topology JSON: every rejected input names file, pointer and reason") 
   CHECK(topology_error_of(topology_head + R"("units": {"bandwidth": "Gbit/s"}, "generator": "dgx1"})") ==
         "t.json: /units/bandwidth: unit 'Gbit/s' is not supported (version 1 uses 'GB/s')");
 }
+
+TEST_CASE("topology JSON: shared NICs in the generator and the matrix form") {
+  const auto t = io::read_topology_json_text(topology_head + R"("generator": "dgx1_cluster", "shape": [2], "nic_gbps": 12.5})", "t.json");
+  REQUIRE(t.has_nodes());
+  CHECK(t.node_of(7) == 0);
+  CHECK(t.node_of(8) == 1);
+  CHECK(t.nic_count(1) == 1);
+  CHECK(t.nic_bandwidth_gbps(0) == 12.5);
+  const auto u = io::read_topology_json_text(topology_head + R"("generator": "two_level", "shape": [3, 2], "nic_gbps": 1, "nics_per_node": 4})", "t.json");
+  CHECK(u.node_of(5) == 2);
+  CHECK(u.nic_count(2) == 4);
+  const auto m = io::read_topology_json_text(topology_head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0]], "nic_gbps": 3, "devices_per_node": 1})", "t.json");
+  CHECK(m.node_of(1) == 1);
+  CHECK(m.nic_bandwidth_gbps(1) == 3.0);
+  CHECK(!io::read_topology_json_text(topology_head + R"("generator": "dgx1"})", "t.json").has_nodes());
+  CHECK(topology_error_of(topology_head + devs2 + R"("bandwidth_gbps": [[0, 1], [1, 0]], "nic_gbps": 3})") ==
+        "t.json: /devices_per_node: missing required field (needed with nic_gbps for this topology)");
+  CHECK(topology_error_of(topology_head + R"("generator": "dgx1", "nics_per_node": 2})") ==
+        "t.json: /nics_per_node: needs nic_gbps, the bandwidth of each NIC");
+}

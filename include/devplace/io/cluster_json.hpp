@@ -9,8 +9,12 @@
 ///     "intra": { "nvidia_smi": "dgx_a100.topo.txt" },     // or {"link": "NV12"}, {"gbps": 300}
 ///     "devices_per_node": 8,                             // required unless intra.nvidia_smi
 ///     "inter_gbps": 25, "inter_latency_us": 5, "intra_latency_us": 0,
-///     "nvlink_gbps": 25, "pcie_gbps": 31.5, "memory_bytes": 85899345920 }
+///     "nvlink_gbps": 25, "pcie_gbps": 31.5, "memory_bytes": 85899345920,
+///     "nic_gbps": 25, "nics_per_node": 1 }                 // optional: the nodes' shared NICs
 ///
+/// With `nic_gbps` every node gets `nics_per_node` (default 1) NICs of that bandwidth, shared by
+/// its devices' transfers to other nodes (`matrix_topology::set_nodes`); without it the
+/// inter-node links are independent, as before.
 /// A relative `nvidia_smi` path is taken from the cluster file's directory.
 #include <filesystem>
 #include <string>
@@ -93,6 +97,19 @@ inline matrix_topology cluster_from_json(const nlohmann::json& doc, const std::s
   }
   if (nodes * node.num_devices() > limit.max) r.fail("/nodes", limit.message(static_cast<std::size_t>(nodes * node.num_devices()), true));
   auto t = replicate_nodes(node, nodes, inter, inter_latency);
+  if (const auto* nic = detail::reader::optional(doc, "nic_gbps")) {
+    const double gbps = r.positive(*nic, "/nic_gbps");
+    std::size_t k = 1;
+    if (const auto* c = detail::reader::optional(doc, "nics_per_node")) {
+      k = static_cast<std::size_t>(r.count(*c, "/nics_per_node"));
+      if (k < 1 || k > 4096) r.fail("/nics_per_node", "expected an integer in 1..4096, got " + c->dump());
+    }
+    std::vector<std::size_t> node_of(t.num_devices());
+    for (std::size_t d = 0; d < node_of.size(); ++d) node_of[d] = d / node.num_devices();
+    t.set_nodes(std::move(node_of), std::vector<std::size_t>(nodes, k), std::vector<double>(nodes, gbps));
+  } else if (detail::reader::optional(doc, "nics_per_node")) {
+    r.fail("/nics_per_node", "needs nic_gbps, the bandwidth of each NIC");
+  }
   if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
   return t;
 }

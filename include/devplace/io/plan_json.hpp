@@ -5,6 +5,7 @@
 /// `read_plan_json(path, &g)` also checks the plan against its graph: one `stage_of` entry per
 /// operator, and no edge running from a higher stage to a lower one.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -138,6 +139,11 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
       if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined" && st.cost != "iteration")
         r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
     }
+    if (const auto* v = detail::reader::optional(*x, "dp_bucket_bytes")) {
+      st.dp_bucket_bytes = r.number(*v, "/settings/dp_bucket_bytes");
+      if (!(st.dp_bucket_bytes >= 0) || !std::isfinite(st.dp_bucket_bytes))
+        r.fail("/settings/dp_bucket_bytes", "expected a number >= 0");
+    }
     p.settings = std::move(st);
   }
   if (const auto* x = detail::reader::optional(doc, "partition")) {
@@ -223,6 +229,7 @@ inline nlohmann::json plan_to_json(const plan& p) {
     doc["settings"] = {{"micro_batch_size", x.micro_batch_size}, {"schedule", x.schedule}, {"recompute", x.recompute},
                        {"blocking_sends", x.blocking_sends}, {"phase1_bandwidth_gbps", x.phase1_bandwidth_gbps},
                        {"cost", x.cost}};
+    if (x.dp_bucket_bytes > 0) doc["settings"]["dp_bucket_bytes"] = x.dp_bucket_bytes;
   }
   if (p.partition) {
     const auto& x = *p.partition;

@@ -46,6 +46,32 @@ inline Eigen::MatrixXd read_square(const reader& r, const json& v, const std::st
   return m;
 }
 
+/// The optional shared NICs of a topology document: `nic_gbps` (> 0) per NIC, `nics_per_node`
+/// (default 1) and `devices_per_node` (device d is on node d / G; default `per_node`, 0 = none).
+inline void read_nics(const reader& r, const nlohmann::json& doc, matrix_topology& t, std::size_t per_node) {
+  const auto* nic = reader::optional(doc, "nic_gbps");
+  if (!nic) {
+    for (const char* key : {"nics_per_node", "devices_per_node"})
+      if (reader::optional(doc, key)) r.fail(child("", key), "needs nic_gbps, the bandwidth of each NIC");
+    return;
+  }
+  const double gbps = r.positive(*nic, "/nic_gbps");
+  std::size_t k = 1;
+  if (const auto* x = reader::optional(doc, "nics_per_node")) {
+    k = static_cast<std::size_t>(r.count(*x, "/nics_per_node"));
+    if (k < 1 || k > 4096) r.fail("/nics_per_node", "expected an integer in 1..4096, got " + x->dump());
+  }
+  if (const auto* x = reader::optional(doc, "devices_per_node")) {
+    per_node = static_cast<std::size_t>(r.count(*x, "/devices_per_node"));
+    if (per_node < 1) r.fail("/devices_per_node", "expected an integer >= 1");
+  }
+  if (per_node == 0) r.fail("/devices_per_node", "missing required field (needed with nic_gbps for this topology)");
+  const std::size_t D = t.num_devices(), nodes = (D + per_node - 1) / per_node;
+  std::vector<std::size_t> node_of(D);
+  for (std::size_t d = 0; d < D; ++d) node_of[d] = d / per_node;
+  t.set_nodes(std::move(node_of), std::vector<std::size_t>(nodes, k), std::vector<double>(nodes, gbps));
+}
+
 }  // namespace detail
 
 /// `limit`: a topology with more devices is an error at /shape, /devices (generator form) or
@@ -75,6 +101,10 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
     if (const auto* x = detail::reader::optional(doc, "inter_gbps")) s.inter_gbps = r.positive(*x, "/inter_gbps");
     try {
       auto t = generate_topology(s, limit);
+      const std::size_t per_node = s.generator == "dgx1" || s.generator == "dgx1_cluster" ? 8
+                                   : s.generator == "two_level" ? t.num_devices() / (s.shape.empty() ? 4 : s.shape[0])
+                                                                : 0;
+      detail::read_nics(r, doc, t, per_node);
       if (const auto* name = detail::reader::optional(doc, "name")) t.set_name(r.string(*name, "/name"));
       return t;
     } catch (const spec_error& e) {
@@ -105,6 +135,7 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
   bool any_name = false;
   for (const auto& s : names) any_name = any_name || !s.empty();
   if (any_name) t.set_device_names(std::move(names));
+  detail::read_nics(r, doc, t, 0);
   return t;
 }
 

@@ -14,7 +14,8 @@ namespace devplace {
           .micro_batch_size = st.micro_batch_size,
           .schedule = st.schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe,
           .recompute = st.recompute,
-          .blocking_sends = st.blocking_sends};
+          .blocking_sends = st.blocking_sends,
+          .dp_bucket_bytes = st.dp_bucket_bytes};
 }
 
 }  // namespace devplace

@@ -13,13 +13,22 @@
 ///     the sender's F (B) task carries its sends instead;
 ///   * AR(s): ring allreduce of the stage's P(s) parameter bytes over its replicas, after every
 ///     B(s, ·, ·); 2(R−1) steps moving P/R bytes over every link of the ring (replicas 0..R−1 in
-///     index order) at once, i.e. 2(R−1)/R · P / (slowest ring bandwidth) plus 2(R−1) latencies;
+///     index order) at once, i.e. 2(R−1)/R · P / (slowest ring bandwidth) plus 2(R−1) latencies
+///     (`ring_collective_ms` of cost/collective.hpp on the slowest ring link);
+///   * with `dp_bucket_bytes` b > 0, AR(s) is instead K = ⌈P / b⌉ bucketed allreduces, as PyTorch
+///     DDP runs them: the gradients fill the buckets in reverse layer order while the last
+///     backward B*(s, r) of stage s on each replica runs (the last in the device's order), bucket
+///     k (bytes P_k = min(b, P − k b)) is full at start(B*) + ρ + (Σ_{i ≤ k} P_i / P) · β, where
+///     ρ is the recomputed forward (0 without recomputation) and β the backward time, and its
+///     allreduce AR_k(s) starts once every replica has filled it; the buckets of the devices'
+///     data-parallel group run one at a time on its communicator (one NCCL stream, first ready
+///     first served), overlapped with the remaining compute;
 ///   * the iteration ends when the last task does, plus `update_ms`.
 /// Dependencies: F(s, r, m) needs its incoming activations, B(s, r, m) its incoming gradients and
-/// F(s, r, m). Each device runs its compute tasks in the order of the schedule:
-///   * GPipe: F for m = 0..MB−1, then B for m = MB−1..0 (flush);
-///   * 1F1B: min(S − s, MB) warm-up forwards, then one backward, one forward, ..., then the
-///     remaining backwards, so at most min(S − s, MB) micro-batches are in flight on stage s.
+/// F(s, r, m). Each device runs its compute tasks in the order of the schedule (sim/schedule.hpp:
+/// GPipe, 1F1B, or interleaved 1F1B with v = `virtual_stages` model chunks per device, where the
+/// model's S stages are S / v pipeline ranks × v chunks and chunk c runs on the devices of rank
+/// c mod S / v).
 /// Per-stage replica counts (a `general_dp` plan): row s of `device_of` may hold its own R_s
 /// devices. A micro-batch round then carries R̂ · micro_batch_size samples, R̂ = `replicas` (the
 /// reference count, e.g. max_s R_s), and replica i of stage s works on the share [i/R_s, (i+1)/R_s)
@@ -29,8 +38,14 @@
 /// same way back. The allreduce of stage s runs over its R_s replicas. With equal rows and
 /// R̂ = R this is exactly the model above (the same tasks, times and bytes).
 /// Links: with `serialize_links` (default) a directed device pair carries one transfer at a time,
-/// first come first served; otherwise transfers never wait. A task starts as soon as its
-/// dependencies are done and its device (or link) is free.
+/// first come first served; otherwise transfers never wait. Nodes (the topology's `node_of`,
+/// `nic_count` and `nic_bandwidth_gbps`, topology/concepts.hpp): a transfer from one node to
+/// another runs at min(link, NIC bandwidths) and holds one egress NIC of the sending node and one
+/// ingress NIC of the receiving node (each NIC carries one transfer at a time, first come first
+/// served; the first free NIC is taken); a ring link of an allreduce that leaves a node whose n
+/// NICs carry k ring links gets min(1, n / k) of a NIC's bandwidth. NICs of infinite bandwidth
+/// (the default) are no bottleneck. A task starts as soon as its dependencies are done and its
+/// device (or links, NICs, communicator) are free.
 ///
 /// Outputs: iteration time, samples per second (micro_batch_size · R · MB per iteration), the
 /// bubble fraction 1 − (Σ compute busy time of the used devices) / (devices · iteration), which
@@ -39,14 +54,13 @@
 /// bytes it moves and the event whose end set its start (from which sim/critical_path.hpp walks
 /// back the chain of tasks that sets the iteration time).
 ///
-/// Complexity: O(T log T) for the T = O(S R MB + |E_S| R MB + S) tasks.
+/// Complexity: O(T log T) for the T = O(S R MB + |E_S| R MB + S K) tasks (K buckets per stage).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <cstddef>
 #include <functional>
 #include <limits>
-#include <map>
 #include <queue>
 #include <string>
 #include <string_view>
@@ -57,31 +71,14 @@
 #include <Eigen/Core>
 
 #include "devplace/config.hpp"
+#include "devplace/cost/collective.hpp"
 #include "devplace/cost/transfer.hpp"
-#include "devplace/dag/edges.hpp"
-#include "devplace/dag/properties.hpp"
+#include "devplace/sim/detail/network.hpp"
+#include "devplace/sim/pipeline_model.hpp"
+#include "devplace/sim/schedule.hpp"
 #include "devplace/topology/concepts.hpp"
 
 namespace devplace {
-
-enum class pipeline_schedule { gpipe, one_f_one_b };
-
-[[nodiscard]] constexpr std::string_view to_string(pipeline_schedule s) noexcept {
-  return s == pipeline_schedule::gpipe ? "gpipe" : "1f1b";
-}
-
-/// A mapped pipeline: what the simulator needs, independent of how it was produced.
-struct pipeline_model {
-  std::size_t stages = 0;                              ///< S
-  std::size_t replicas = 1;                            ///< R (R̂, the reference count, with rows of different lengths)
-  std::vector<double> forward_ms, backward_ms;         ///< per stage, one micro-batch
-  std::vector<double> param_bytes;                     ///< P(s)
-  /// M[s][s'] for s < s': bytes of the stage-graph edge s → s' (activations forward, gradients
-  /// back), ≥ 0 for every edge — a 0-byte edge is still a dependency — and negative where there
-  /// is no edge.
-  std::vector<std::vector<double>> message_bytes;
-  std::vector<std::vector<std::size_t>> device_of;     ///< S rows of R devices (row s: R_s ≥ 1 devices)
-};
 
 /// How one iteration is run. MB is the same MB as `stage_cost_options::micro_batches` (phase 1,
 /// eq. 14) and `mapper_options::micro_batches` (the combined mapping model); `search_plan` sets
@@ -103,6 +100,12 @@ struct simulation_options {
   /// blocking sends, MB times the combined mapping model is the largest busy time.
   bool blocking_allreduce = false;
   double update_ms = 0;                                ///< optimizer step after the last task
+  /// v, model chunks per device of the interleaved schedule (the model's S stages are S / v
+  /// pipeline ranks × v chunks); 1 for GPipe and 1F1B.
+  std::size_t virtual_stages = 1;
+  /// Gradient bucket size b of the data-parallel allreduce, overlapped with the last backward
+  /// (PyTorch DDP's default is 25 MiB); 0: one allreduce of the stage after its last backward.
+  double dp_bucket_bytes = 0;
 };
 
 enum class sim_task_kind { forward, backward, send_activation, send_gradient, allreduce };
@@ -122,7 +125,7 @@ enum class sim_task_kind { forward, backward, send_activation, send_gradient, al
 struct sim_event {
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   sim_task_kind kind;
-  std::size_t stage, replica, micro_batch;
+  std::size_t stage, replica, micro_batch;           ///< for an allreduce: the stage, 0 and the bucket
   std::size_t from, to;                                ///< devices
   double start_ms, end_ms;
   double bytes = 0;                                    ///< moved by a transfer or an allreduce; 0 for compute
@@ -142,325 +145,359 @@ struct simulation_result {
   std::vector<sim_event> timeline;                     ///< every task, in start order
 };
 
-/// Builds the model of `g` cut by `stage_of` into S stages with R replicas on `device_of`, for any
-/// `profiled_dag`: per stage, forward = Σ forward_ms(v) and backward = Σ (compute_ms(v) −
-/// forward_ms(v)), so that forward + backward is the stage's c_u, the same compute the partitioner
-/// and the mapper read; parameter bytes Σ param_bytes(v); and M(s, s') = bytes of the edges between
-/// s and s' (either direction, parallel edges once: dag/edges.hpp); -1 where no edge.
-/// Throws std::invalid_argument on a size mismatch, a stage ≥ S, rows of different lengths, or an
-/// operator whose compute_ms is less than its forward_ms.
-template <profiled_dag G>
-[[nodiscard]] pipeline_model make_pipeline_model(const G& g, const std::vector<std::size_t>& stage_of, std::size_t stages,
-                                                 std::vector<std::vector<std::size_t>> device_of) {
-  const std::size_t n = devplace::num_vertices(g);
-  if (stage_of.size() != n)
-    throw std::invalid_argument("make_pipeline_model: stage_of has " + std::to_string(stage_of.size()) +
-                                " entries, the graph " + std::to_string(n) + " operators");
-  if (stages == 0) throw std::invalid_argument("make_pipeline_model: at least one stage is needed");
-  if (device_of.size() != stages)
-    throw std::invalid_argument("make_pipeline_model: device_of has " + std::to_string(device_of.size()) +
-                                " rows, one per stage (" + std::to_string(stages) + ") is needed");
-  pipeline_model m;
-  m.stages = stages;
-  m.replicas = 0;
-  for (std::size_t s = 0; s < stages; ++s) {
-    if (device_of[s].empty())
-      throw std::invalid_argument("make_pipeline_model: device_of row " + std::to_string(s) + " has no device");
-    m.replicas = std::max(m.replicas, device_of[s].size());  // R̂ = max_s R_s
-  }
-  m.forward_ms.assign(stages, 0.0);
-  m.backward_ms.assign(stages, 0.0);
-  m.param_bytes.assign(stages, 0.0);
-  m.message_bytes.assign(stages, std::vector<double>(stages, -1.0));
-  for (std::size_t v = 0; v < n; ++v) {
-    const std::size_t s = stage_of[v];
-    if (s >= stages)
-      throw std::invalid_argument("make_pipeline_model: operator " + std::to_string(v) + " has stage " +
-                                  std::to_string(s) + " >= S = " + std::to_string(stages));
-    const double f = devplace::forward_ms(g, v), c = devplace::compute_ms(g, v);
-    if (c < f)
-      throw std::invalid_argument("make_pipeline_model: operator " + std::to_string(v) + " has compute_ms " +
-                                  std::to_string(c) + " < forward_ms " + std::to_string(f));
-    m.forward_ms[s] += f;
-    m.backward_ms[s] += c - f;
-    m.param_bytes[s] += devplace::param_bytes(g, v);
-  }
-  for_each_edge(g, [&](std::size_t u, std::size_t v, double bytes) {
-    const std::size_t a = stage_of[u], b = stage_of[v];
-    if (a == b) return;
-    double& mb = m.message_bytes[std::min(a, b)][std::max(a, b)];
-    mb = std::max(mb, 0.0) + bytes;
-  });
-  m.device_of = std::move(device_of);
-  return m;
-}
-
-/// Throws std::invalid_argument naming the field when `m` is not a well-formed model on `devices`
-/// devices: sizes, finite costs ≥ 0, device ids < devices, and distinct devices.
-inline void check_pipeline_model(const pipeline_model& m, std::size_t devices) {
-  const std::size_t S = m.stages, R = m.replicas;
-  auto fail = [](const std::string& what) { throw std::invalid_argument("simulate: " + what); };
-  // R is the reference count R̂; each row holds its stage's R_s devices.
-  if (S == 0 || R == 0) fail("the model needs at least one stage and one replica");
-  if (m.forward_ms.size() != S || m.backward_ms.size() != S || m.param_bytes.size() != S || m.message_bytes.size() != S ||
-      m.device_of.size() != S)
-    fail("forward_ms, backward_ms, param_bytes, message_bytes and device_of need one entry per stage (S = " +
-         std::to_string(S) + ")");
-  std::vector<char> used(devices, 0);
-  for (std::size_t s = 0; s < S; ++s) {
-    for (double x : {m.forward_ms[s], m.backward_ms[s], m.param_bytes[s]})
-      if (!(x >= 0) || !std::isfinite(x)) fail("stage " + std::to_string(s) + " has a negative or non-finite cost");
-    if (m.message_bytes[s].size() != S) fail("message_bytes row " + std::to_string(s) + " needs S entries");
-    for (double x : m.message_bytes[s])
-      if (!std::isfinite(x)) fail("message_bytes row " + std::to_string(s) + " has a non-finite entry");
-    if (m.device_of[s].empty()) fail("device_of row " + std::to_string(s) + " has no device");
-    for (auto d : m.device_of[s]) {
-      if (d >= devices)
-        fail("device_of[" + std::to_string(s) + "] names device " + std::to_string(d) + ", the topology has " +
-             std::to_string(devices));
-      if (used[d]) fail("device " + std::to_string(d) + " runs two stage replicas");
-      used[d] = 1;
-    }
-  }
-}
-
 namespace detail {
 
-/// The non-template core over dense bandwidth (GB/s) and latency (us) matrices.
+/// The task graph of one iteration (see the file comment) and its event loop.
+class pipeline_sim {
+ public:
+  pipeline_sim(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat, const simulation_options& o,
+               const network_nodes& net)
+      : m_(m), bw_(bw), lat_(lat), o_(o), net_(net), S_(m.stages), R_(m.replicas), MB_(o.micro_batches),
+        ranks_(m.stages / std::max<std::size_t>(o.virtual_stages, 1)) {
+    off_.assign(S_ + 1, 0);
+    for (std::size_t s = 0; s < S_; ++s) off_[s + 1] = off_[s] + m.device_of[s].size();
+  }
+
+  simulation_result run() {
+    add_compute_and_transfers();
+    chain_schedule();
+    add_allreduces();
+    return events();
+  }
+
+ private:
+  static constexpr std::size_t none = sim_event::none;
+  struct task {
+    sim_task_kind kind;
+    std::size_t stage, replica, mb, from, to;
+    double duration, bytes;
+    std::size_t missing = 0;                          // unfinished dependencies
+    double ready = 0;                                 // when the last dependency finished
+    std::size_t binding = none;                       // that dependency
+    std::vector<std::size_t> next;                    // dependents, released at the end
+    std::vector<std::pair<std::size_t, double>> lag;  // dependents released `lag` ms after the start
+  };
+
+  std::size_t reps(std::size_t s) const { return m_.device_of[s].size(); }
+  // The work of one replica of stage s per micro-batch round: R̂ / R_s micro-batches' worth.
+  double scale(std::size_t s) const { return reps(s) == R_ ? 1.0 : double(R_) / double(reps(s)); }
+  std::size_t idx(std::size_t s, std::size_t r, std::size_t mb) const { return (off_[s] + r) * MB_ + mb; }
+  double transfer(std::size_t a, std::size_t b, double bytes) const {
+    if (a == b) return 0.0;
+    const auto i = static_cast<Eigen::Index>(a), j = static_cast<Eigen::Index>(b);
+    return transfer_time_ms(bytes, net_.limit(a, b, bw_(i, j)), lat_(i, j));
+  }
+  std::size_t add(sim_task_kind k, std::size_t s, std::size_t r, std::size_t mb, std::size_t from, std::size_t to, double d,
+                  double bytes = 0) {
+    tasks_.push_back({k, s, r, mb, from, to, d, bytes, 0, 0, none, {}, {}});
+    return tasks_.size() - 1;
+  }
+  void dep(std::size_t before, std::size_t after) {
+    tasks_[before].next.push_back(after);
+    ++tasks_[after].missing;
+  }
+  void dep_after_start(std::size_t before, std::size_t after, double lag) {
+    tasks_[before].lag.emplace_back(after, lag);
+    ++tasks_[after].missing;
+  }
+
+  // The replicas j of stage t sharing data with replica i of stage s, and the bytes of each pair:
+  // shares [i·b, (i+1)·b) and [j·a, (j+1)·a) in units of 1 / (a·b).
+  std::vector<std::pair<std::size_t, double>> exchanges(std::size_t s, std::size_t i, std::size_t t, double bytes) const {
+    std::vector<std::pair<std::size_t, double>> out;
+    const std::size_t a = reps(s), b = reps(t);
+    if (a == b) {
+      out.emplace_back(i, a == R_ ? bytes : bytes * double(R_) / double(a));
+      return out;
+    }
+    for (std::size_t j = i * b / a; j < ((i + 1) * b + a - 1) / a; ++j) {
+      const std::size_t lo = std::max(i * b, j * a), hi = std::min((i + 1) * b, (j + 1) * a);
+      if (hi > lo) out.emplace_back(j, bytes * double(R_) * double(hi - lo) / (double(a) * double(b)));
+    }
+    return out;
+  }
+
+  void add_compute_and_transfers() {
+    // With blocking sends the sender is busy while it sends: F(s) carries its activation sends,
+    // B(s) its gradient sends, and the transfers themselves only order the tasks.
+    std::vector<double> send_after_f(off_[S_], 0.0), send_after_b(off_[S_], 0.0);
+    if (o_.blocking_sends)
+      for (std::size_t s = 0; s < S_; ++s)
+        for (std::size_t t = s + 1; t < S_; ++t) {
+          if (m_.message_bytes[s][t] < 0) continue;
+          for (std::size_t r = 0; r < reps(s); ++r)
+            for (auto [j, x] : exchanges(s, r, t, m_.message_bytes[s][t])) {
+              const std::size_t a = m_.device_of[s][r], b = m_.device_of[t][j];
+              send_after_f[off_[s] + r] += transfer(a, b, x);
+              send_after_b[off_[t] + j] += transfer(b, a, x);
+            }
+        }
+    F_.assign(off_[S_] * MB_, none);
+    B_.assign(off_[S_] * MB_, none);
+    for (std::size_t s = 0; s < S_; ++s)
+      for (std::size_t r = 0; r < reps(s); ++r) {
+        const std::size_t d = m_.device_of[s][r];
+        const double k = scale(s);
+        for (std::size_t mb = 0; mb < MB_; ++mb) {
+          F_[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, k * m_.forward_ms[s] + send_after_f[off_[s] + r]);
+          B_[idx(s, r, mb)] = add(sim_task_kind::backward, s, r, mb, d, d,
+                                  k * (m_.backward_ms[s] + (o_.recompute ? m_.forward_ms[s] : 0.0)) + send_after_b[off_[s] + r]);
+          dep(F_[idx(s, r, mb)], B_[idx(s, r, mb)]);
+        }
+      }
+    for (std::size_t s = 0; s < S_; ++s)
+      for (std::size_t t = s + 1; t < S_; ++t) {
+        const double bytes = m_.message_bytes[s][t];
+        if (bytes < 0) continue;  // no edge
+        for (std::size_t r = 0; r < reps(s); ++r)
+          for (auto [j, x] : exchanges(s, r, t, bytes)) {
+            const std::size_t a = m_.device_of[s][r], b = m_.device_of[t][j];
+            for (std::size_t mb = 0; mb < MB_; ++mb) {
+              const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o_.blocking_sends ? 0.0 : transfer(a, b, x), x);
+              dep(F_[idx(s, r, mb)], act);
+              dep(act, F_[idx(t, j, mb)]);
+              const auto grad = add(sim_task_kind::send_gradient, t, j, mb, b, a, o_.blocking_sends ? 0.0 : transfer(b, a, x), x);
+              dep(B_[idx(t, j, mb)], grad);
+              dep(grad, B_[idx(s, r, mb)]);
+            }
+          }
+      }
+  }
+
+  // Per-device compute order of the schedule: chain consecutive tasks; note each replica's last
+  // backward of every stage (chunk).
+  void chain_schedule() {
+    last_b_.assign(off_[S_], none);
+    for (std::size_t k = 0; k < ranks_; ++k)
+      for (std::size_t r = 0; r < reps(k); ++r) {
+        std::size_t prev = none;
+        for (const auto& st : device_order(o_.schedule, ranks_, k, o_.virtual_stages, MB_)) {
+          const std::size_t s = k + st.chunk * ranks_, t = (st.backward ? B_ : F_)[idx(s, r, st.micro_batch)];
+          if (st.backward) last_b_[off_[s] + r] = t;
+          if (prev != none) dep(prev, t);
+          prev = t;
+        }
+      }
+  }
+
+  // The allreduce of `bytes` of stage s over its ring (see the file comment on NICs).
+  double ring_ms(std::size_t s, double bytes) const {
+    const auto& ring = m_.device_of[s];
+    const std::size_t n = ring.size();
+    std::vector<std::size_t> out, in;  // ring links leaving / entering each node
+    if (!net_.empty()) {
+      out.assign(net_.nics.size(), 0);
+      in.assign(net_.nics.size(), 0);
+      for (std::size_t r = 0; r < n; ++r)
+        if (net_.crosses(ring[r], ring[(r + 1) % n])) ++out[net_.node_of[ring[r]]], ++in[net_.node_of[ring[(r + 1) % n]]];
+    }
+    double slowest = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::size_t a = ring[r], b = ring[(r + 1) % n];
+      const auto i = static_cast<Eigen::Index>(a), j = static_cast<Eigen::Index>(b);
+      double gbps = bw_(i, j);
+      if (net_.crosses(a, b)) {
+        const std::size_t na = net_.node_of[a], nb = net_.node_of[b];
+        gbps = std::min({gbps, net_.nic_gbps[na] * std::min(1.0, double(net_.nics[na]) / double(out[na])),
+                         net_.nic_gbps[nb] * std::min(1.0, double(net_.nics[nb]) / double(in[nb]))});
+      }
+      slowest = std::max(slowest, ring_collective_ms(collective_op::all_reduce, bytes, n, gbps, lat_(i, j)));
+    }
+    return slowest;
+  }
+
+  void add_allreduces() {
+    if (!o_.allreduce) return;
+    for (std::size_t s = 0; s < S_; ++s) {
+      const std::size_t Rs = reps(s);
+      const double P = m_.param_bytes[s];
+      if (Rs <= 1 || P <= 0) continue;
+      const std::size_t d0 = m_.device_of[s][0];
+      if (!(o_.dp_bucket_bytes > 0)) {  // one allreduce after every backward of the stage
+        const auto ar = add(sim_task_kind::allreduce, s, 0, 0, d0, d0, ring_ms(s, P), P);
+        for (std::size_t r = 0; r < Rs; ++r)
+          for (std::size_t mb = 0; mb < MB_; ++mb) dep(B_[idx(s, r, mb)], ar);
+        continue;
+      }
+      const double rho = o_.recompute ? scale(s) * m_.forward_ms[s] : 0.0, beta = scale(s) * m_.backward_ms[s];
+      if (P / o_.dp_bucket_bytes > 1e6)
+        throw std::invalid_argument("simulate: dp_bucket_bytes " + std::to_string(o_.dp_bucket_bytes) + " cuts stage " +
+                                    std::to_string(s) + "'s " + std::to_string(P) + " gradient bytes into over 10^6 buckets");
+      const auto K = static_cast<std::size_t>(std::ceil(P / o_.dp_bucket_bytes));
+      for (std::size_t k = 0; k < K; ++k) {
+        const double filled = std::min(double(k + 1) * o_.dp_bucket_bytes, P);
+        const double bytes = filled - double(k) * o_.dp_bucket_bytes;
+        const auto ar = add(sim_task_kind::allreduce, s, 0, k, d0, d0, ring_ms(s, bytes), bytes);
+        for (std::size_t r = 0; r < Rs; ++r) dep_after_start(last_b_[off_[s] + r], ar, rho + filled / P * beta);
+      }
+    }
+  }
+
+  // The servers task k must hold (links, NICs, communicator); empty for compute.
+  std::vector<server*> servers_of(const task& k) {
+    std::vector<server*> out;
+    if (k.kind == sim_task_kind::allreduce) {
+      out.push_back(&res_->communicator(k.from));
+    } else if (k.kind != sim_task_kind::forward && k.kind != sim_task_kind::backward && k.from != k.to) {
+      if (o_.serialize_links) out.push_back(&res_->link(k.from, k.to));
+      if (net_.crosses(k.from, k.to)) {
+        auto [e, i] = res_->nics(k.from, k.to);
+        out.push_back(e);
+        out.push_back(i);
+      }
+    }
+    return out;
+  }
+
+  simulation_result events();
+
+  const pipeline_model& m_;
+  const Eigen::MatrixXd &bw_, &lat_;
+  const simulation_options& o_;
+  const network_nodes& net_;
+  std::size_t S_, R_, MB_, ranks_;
+  std::vector<std::size_t> off_;  // replica (s, r) is slot off[s] + r; R_s = device_of[s].size()
+  std::vector<task> tasks_;
+  std::vector<std::size_t> F_, B_, last_b_;
+  resources* res_ = nullptr;
+};
+
+/// The event loop: a task whose dependencies are done waits for its servers; compute tasks are
+/// already sequenced per device by the schedule chain.
+inline simulation_result pipeline_sim::events() {
+  resources res(net_);
+  res_ = &res;
+  simulation_result out;
+  const std::size_t D = static_cast<std::size_t>(bw_.rows());
+  out.device_busy_ms.assign(D, 0.0);
+  using entry = std::tuple<double, std::size_t>;  // (earliest start, task id)
+  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
+  std::vector<double> start(tasks_.size(), 0.0), end(tasks_.size(), 0.0);
+  for (std::size_t t = 0; t < tasks_.size(); ++t)
+    if (tasks_[t].missing == 0) ready.emplace(0.0, t);
+  std::size_t done = 0;
+  double last = 0;
+  std::vector<std::size_t> event_task;  // timeline entry -> task id
+  auto release = [&](std::size_t n, double at, std::size_t by) {
+    if (at >= tasks_[n].ready) {
+      tasks_[n].ready = at;
+      tasks_[n].binding = by;
+    }
+    if (--tasks_[n].missing == 0) ready.emplace(tasks_[n].ready, n);
+  };
+  while (!ready.empty()) {
+    auto [est, t] = ready.top();
+    ready.pop();
+    task& k = tasks_[t];
+    const auto held = servers_of(k);
+    double s0 = k.ready;
+    const server* busiest = nullptr;
+    for (const server* x : held)
+      if (!busiest || x->free_at > busiest->free_at) busiest = x;
+    if (busiest && busiest->free_at > est) {  // a server got busy since this entry was queued: wait in line
+      ready.emplace(busiest->free_at, t);
+      continue;
+    }
+    if (busiest && busiest->free_at > s0) {
+      s0 = busiest->free_at;
+      k.binding = busiest->last;
+    }
+    for (server* x : held) *x = {s0 + k.duration, t};
+    start[t] = s0;
+    end[t] = s0 + k.duration;
+    last = std::max(last, end[t]);
+    ++done;
+    if (k.kind == sim_task_kind::forward || k.kind == sim_task_kind::backward) out.device_busy_ms[k.from] += k.duration;
+    if (k.kind == sim_task_kind::allreduce && o_.blocking_allreduce)
+      for (auto d : m_.device_of[k.stage]) out.device_busy_ms[d] += k.duration;
+    out.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t], k.bytes, k.binding});
+    event_task.push_back(t);
+    for (auto [n, lag] : k.lag) release(n, start[t] + lag, t);
+    for (std::size_t n : k.next) release(n, end[t], t);
+  }
+  DEVPLACE_EXPECTS(done == tasks_.size(), "simulate: the stage graph has a cycle (message_bytes must only link s < s')");
+  out.iteration_ms = last + o_.update_ms;
+  out.samples_per_s = out.iteration_ms > 0 ? o_.micro_batch_size * double(R_) * double(MB_) / (out.iteration_ms / 1000.0) : 0;
+  double busy = 0;
+  std::size_t used = 0;
+  std::vector<char> is_used(D, 0);
+  for (const auto& row : m_.device_of)
+    for (auto d : row) is_used[d] = 1;
+  for (std::size_t d = 0; d < D; ++d)
+    if (is_used[d]) {
+      busy += out.device_busy_ms[d];
+      ++used;
+    }
+  out.bubble_fraction = out.iteration_ms > 0 ? 1.0 - busy / (double(used) * out.iteration_ms) : 0;
+  // Peak in flight per stage: forwards started minus backwards finished, over time (replica 0).
+  out.peak_in_flight.assign(S_, 0);
+  for (std::size_t s = 0; s < S_; ++s) {
+    std::vector<std::pair<double, int>> ev;
+    for (std::size_t mb = 0; mb < MB_; ++mb) {
+      ev.emplace_back(start[F_[idx(s, 0, mb)]], +1);
+      ev.emplace_back(end[B_[idx(s, 0, mb)]], -1);
+    }
+    std::sort(ev.begin(), ev.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+    int cur = 0, peak = 0;
+    for (auto [time, d] : ev) peak = std::max(peak, cur += d);
+    out.peak_in_flight[s] = static_cast<std::size_t>(peak);
+  }
+  // The timeline in start order, `after` turned from task ids into timeline indices.
+  std::vector<std::size_t> order(out.timeline.size()), position(tasks_.size(), sim_event::none);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return out.timeline[a].start_ms < out.timeline[b].start_ms; });
+  for (std::size_t i = 0; i < order.size(); ++i) position[event_task[order[i]]] = i;
+  std::vector<sim_event> sorted;
+  sorted.reserve(order.size());
+  for (std::size_t i : order) {
+    sorted.push_back(out.timeline[i]);
+    if (sorted.back().after != sim_event::none) sorted.back().after = position[sorted.back().after];
+  }
+  out.timeline = std::move(sorted);
+  res_ = nullptr;
+  return out;
+}
+
+/// The non-template core over dense bandwidth (GB/s) and latency (us) matrices and the nodes
+/// (empty: independent links).
 inline simulation_result simulate_core(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
-                                       const simulation_options& o) {
+                                       const simulation_options& o, const network_nodes& net = {}) {
   const std::size_t D = static_cast<std::size_t>(bw.rows());
-  check_pipeline_model(m, D);
+  check_pipeline_model(m, D, o.virtual_stages);
   if (o.micro_batches == 0) throw std::invalid_argument("simulate: micro_batches must be >= 1");
   if (!(o.micro_batch_size > 0) || !std::isfinite(o.micro_batch_size))
     throw std::invalid_argument("simulate: micro_batch_size must be a finite number > 0");
   if (!(o.update_ms >= 0) || !std::isfinite(o.update_ms))
     throw std::invalid_argument("simulate: update_ms must be a finite number >= 0");
-  const std::size_t S = m.stages, R = m.replicas, MB = o.micro_batches;
-  // Replica (s, r) is slot off[s] + r; R_s = device_of[s].size().
-  std::vector<std::size_t> off(S + 1, 0);
-  for (std::size_t s = 0; s < S; ++s) off[s + 1] = off[s] + m.device_of[s].size();
-  auto reps = [&](std::size_t s) { return m.device_of[s].size(); };
-  // The work of one replica of stage s per micro-batch round: R̂ / R_s micro-batches' worth.
-  auto scale = [&](std::size_t s) { return reps(s) == R ? 1.0 : static_cast<double>(R) / static_cast<double>(reps(s)); };
-  // The replicas j of stage t sharing data with replica i of stage s, and the bytes of each pair:
-  // shares [i·b, (i+1)·b) and [j·a, (j+1)·a) in units of 1 / (a·b).
-  struct pair_bytes {
-    std::size_t j;
-    double bytes;
-  };
-  auto exchanges = [&](std::size_t s, std::size_t i, std::size_t t, double bytes) {
-    std::vector<pair_bytes> out;
-    const std::size_t a = reps(s), b = reps(t);
-    if (a == b) {
-      out.push_back({i, a == R ? bytes : bytes * static_cast<double>(R) / static_cast<double>(a)});
-      return out;
-    }
-    for (std::size_t j = i * b / a; j < ((i + 1) * b + a - 1) / a; ++j) {
-      const std::size_t lo = std::max(i * b, j * a), hi = std::min((i + 1) * b, (j + 1) * a);
-      if (hi > lo)
-        out.push_back({j, bytes * static_cast<double>(R) * static_cast<double>(hi - lo) /
-                              (static_cast<double>(a) * static_cast<double>(b))});
-    }
-    return out;
-  };
-  auto transfer = [&](std::size_t a, std::size_t b, double bytes) {
-    if (a == b) return 0.0;
-    return transfer_time_ms(bytes, bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)),
-                            lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)));
-  };
-  // With blocking sends the sender is busy while it sends: F(s) carries its activation sends,
-  // B(s) its gradient sends, and the transfers themselves only order the tasks.
-  std::vector<double> send_after_f(off[S], 0.0), send_after_b(off[S], 0.0);
-  if (o.blocking_sends)
-    for (std::size_t s = 0; s < S; ++s)
-      for (std::size_t t = s + 1; t < S; ++t) {
-        const double bytes = m.message_bytes[s][t];
-        if (bytes < 0) continue;
-        for (std::size_t r = 0; r < reps(s); ++r)
-          for (auto [j, x] : exchanges(s, r, t, bytes)) {
-            const std::size_t a = m.device_of[s][r], b = m.device_of[t][j];
-            send_after_f[off[s] + r] += transfer(a, b, x);
-            send_after_b[off[t] + j] += transfer(b, a, x);
-          }
-      }
-  struct task {
-    sim_task_kind kind;
-    std::size_t stage, replica, mb, from, to;
-    double duration, bytes;
-    std::size_t missing = 0;            // unfinished dependencies
-    double ready = 0;                   // when the last dependency finished
-    std::size_t binding = sim_event::none;  // that dependency
-    std::vector<std::size_t> next;      // dependents
-  };
-  std::vector<task> tasks;
-  auto add = [&](sim_task_kind k, std::size_t s, std::size_t r, std::size_t mb, std::size_t from, std::size_t to, double d,
-                 double bytes = 0) {
-    tasks.push_back({k, s, r, mb, from, to, d, bytes, 0, 0, sim_event::none, {}});
-    return tasks.size() - 1;
-  };
-  auto dep = [&](std::size_t before, std::size_t after) {
-    tasks[before].next.push_back(after);
-    ++tasks[after].missing;
-  };
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  // F and B ids: [s][r][mb]
-  std::vector<std::size_t> F(off[S] * MB), B(off[S] * MB);
-  auto idx = [&](std::size_t s, std::size_t r, std::size_t mb) { return (off[s] + r) * MB + mb; };
-  for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < reps(s); ++r) {
-      const std::size_t d = m.device_of[s][r];
-      const double k = scale(s);
-      for (std::size_t mb = 0; mb < MB; ++mb) {
-        F[idx(s, r, mb)] = add(sim_task_kind::forward, s, r, mb, d, d, k * m.forward_ms[s] + send_after_f[off[s] + r]);
-        B[idx(s, r, mb)] = add(sim_task_kind::backward, s, r, mb, d, d,
-                               k * (m.backward_ms[s] + (o.recompute ? m.forward_ms[s] : 0.0)) + send_after_b[off[s] + r]);
-        dep(F[idx(s, r, mb)], B[idx(s, r, mb)]);
-      }
-    }
-  for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t t = s + 1; t < S; ++t) {
-      const double bytes = m.message_bytes[s][t];
-      if (bytes < 0) continue;  // no edge
-      for (std::size_t r = 0; r < reps(s); ++r)
-        for (auto [j, x] : exchanges(s, r, t, bytes)) {
-          const std::size_t a = m.device_of[s][r], b = m.device_of[t][j];
-          for (std::size_t mb = 0; mb < MB; ++mb) {
-            const auto act = add(sim_task_kind::send_activation, s, r, mb, a, b, o.blocking_sends ? 0.0 : transfer(a, b, x), x);
-            dep(F[idx(s, r, mb)], act);
-            dep(act, F[idx(t, j, mb)]);
-            const auto grad = add(sim_task_kind::send_gradient, t, j, mb, b, a, o.blocking_sends ? 0.0 : transfer(b, a, x), x);
-            dep(B[idx(t, j, mb)], grad);
-            dep(grad, B[idx(s, r, mb)]);
-          }
-        }
-    }
-  std::vector<std::size_t> allreduce_task(S, none);
-  if (o.allreduce)
-    for (std::size_t s = 0; s < S; ++s) {
-      const std::size_t Rs = reps(s);
-      if (Rs <= 1 || m.param_bytes[s] <= 0) continue;
-      double slowest = 0;  // per ring step: the slowest link moving P / R_s bytes
-      for (std::size_t r = 0; r < Rs; ++r)
-        slowest = std::max(slowest, transfer(m.device_of[s][r], m.device_of[s][(r + 1) % Rs], ring_step_bytes(m.param_bytes[s], Rs)));
-      const auto ar = add(sim_task_kind::allreduce, s, 0, 0, m.device_of[s][0], m.device_of[s][0],
-                          ring_allreduce_ms(slowest, Rs), m.param_bytes[s]);
-      allreduce_task[s] = ar;
-      for (std::size_t r = 0; r < Rs; ++r)
-        for (std::size_t mb = 0; mb < MB; ++mb) dep(B[idx(s, r, mb)], ar);
-    }
-  // Per-device compute order of the schedule: chain consecutive tasks.
-  for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < reps(s); ++r) {
-      std::vector<std::size_t> order;
-      if (o.schedule == pipeline_schedule::gpipe) {
-        for (std::size_t mb = 0; mb < MB; ++mb) order.push_back(F[idx(s, r, mb)]);
-        for (std::size_t mb = MB; mb-- > 0;) order.push_back(B[idx(s, r, mb)]);
-      } else {
-        const std::size_t warm = std::min(S - s, MB);
-        std::size_t f = 0, b = 0;
-        for (; f < warm; ++f) order.push_back(F[idx(s, r, f)]);
-        while (b < MB) {
-          order.push_back(B[idx(s, r, b++)]);
-          if (f < MB) order.push_back(F[idx(s, r, f++)]);
-        }
-      }
-      for (std::size_t k = 0; k + 1 < order.size(); ++k) dep(order[k], order[k + 1]);
-    }
+  if (!(o.dp_bucket_bytes >= 0) || !std::isfinite(o.dp_bucket_bytes))
+    throw std::invalid_argument("simulate: dp_bucket_bytes must be a finite number >= 0");
+  check_schedule(o.schedule, m.stages / o.virtual_stages, o.virtual_stages, o.micro_batches);
+  if (!net.empty() && (net.node_of.size() != D || net.nics.size() != net.nic_gbps.size()))
+    throw std::invalid_argument("simulate: the nodes need one entry per device and one NIC count per node");
+  for (std::size_t n : net.node_of)
+    if (n >= net.nics.size()) throw std::invalid_argument("simulate: a device names a node the topology does not have");
+  for (std::size_t n = 0; n < net.nics.size(); ++n)
+    if (net.nics[n] == 0 || !(net.nic_gbps[n] > 0))
+      throw std::invalid_argument("simulate: node " + std::to_string(n) + " needs at least one NIC of bandwidth > 0");
+  return pipeline_sim(m, bw, lat, o, net).run();
+}
 
-  // Event loop: a task whose dependencies are done waits for its link (if links serialise);
-  // compute tasks are already sequenced per device by the schedule chain.
-  simulation_result res;
-  res.device_busy_ms.assign(D, 0.0);
-  using entry = std::tuple<double, std::size_t>;  // (earliest start, task id)
-  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
-  std::map<std::pair<std::size_t, std::size_t>, std::pair<double, std::size_t>> link_free;  // free at, last transfer
-  std::vector<double> start(tasks.size(), 0.0), end(tasks.size(), 0.0);
-  for (std::size_t t = 0; t < tasks.size(); ++t)
-    if (tasks[t].missing == 0) ready.emplace(0.0, t);
-  std::size_t done = 0;
-  double last = 0;
-  std::vector<std::size_t> event_task;  // timeline entry -> task id
-  while (!ready.empty()) {
-    auto [est, t] = ready.top();
-    ready.pop();
-    task& k = tasks[t];
-    const bool is_link = k.kind == sim_task_kind::send_activation || k.kind == sim_task_kind::send_gradient;
-    double s0 = k.ready;
-    if (is_link && o.serialize_links && k.from != k.to) {
-      auto& link = link_free.try_emplace({k.from, k.to}, 0.0, sim_event::none).first->second;
-      const double free = link.first;
-      if (free > est) {  // the link got busy since this entry was queued: wait in line
-        ready.emplace(free, t);
-        continue;
-      }
-      if (free > s0) {
-        s0 = free;
-        k.binding = link.second;
-      }
-      link = {s0 + k.duration, t};
-    }
-    start[t] = s0;
-    end[t] = s0 + k.duration;
-    last = std::max(last, end[t]);
-    ++done;
-    if (k.kind == sim_task_kind::forward || k.kind == sim_task_kind::backward) res.device_busy_ms[k.from] += k.duration;
-    if (k.kind == sim_task_kind::allreduce && o.blocking_allreduce)
-      for (auto d : m.device_of[k.stage]) res.device_busy_ms[d] += k.duration;
-    res.timeline.push_back({k.kind, k.stage, k.replica, k.mb, k.from, k.to, start[t], end[t], k.bytes, k.binding});
-    event_task.push_back(t);
-    for (std::size_t n : k.next) {
-      if (end[t] >= tasks[n].ready) {
-        tasks[n].ready = end[t];
-        tasks[n].binding = t;
-      }
-      if (--tasks[n].missing == 0) ready.emplace(tasks[n].ready, n);
-    }
+/// The nodes of any `device_topology` (empty when every NIC has infinite bandwidth).
+template <device_topology T>
+[[nodiscard]] network_nodes network_nodes_of(const T& t) {
+  const std::size_t D = devplace::num_devices(t);
+  network_nodes net;
+  for (std::size_t d = 0; d < D; ++d) net.node_of.push_back(devplace::node_of(t, d));
+  const std::size_t N = D == 0 ? 0 : *std::max_element(net.node_of.begin(), net.node_of.end()) + 1;
+  bool finite = false;
+  for (std::size_t n = 0; n < N; ++n) {
+    net.nics.push_back(devplace::nic_count(t, n));
+    net.nic_gbps.push_back(devplace::nic_bandwidth_gbps(t, n));
+    finite = finite || std::isfinite(net.nic_gbps.back());
   }
-  DEVPLACE_EXPECTS(done == tasks.size(), "simulate: the stage graph has a cycle (message_bytes must only link s < s')");
-  res.iteration_ms = last + o.update_ms;
-  res.samples_per_s = res.iteration_ms > 0 ? o.micro_batch_size * double(R) * double(MB) / (res.iteration_ms / 1000.0) : 0;
-  double busy = 0;
-  std::size_t used = 0;
-  std::vector<char> is_used(D, 0);
-  for (const auto& row : m.device_of)
-    for (auto d : row) is_used[d] = 1;
-  for (std::size_t d = 0; d < D; ++d)
-    if (is_used[d]) {
-      busy += res.device_busy_ms[d];
-      ++used;
-    }
-  res.bubble_fraction = res.iteration_ms > 0 ? 1.0 - busy / (double(used) * res.iteration_ms) : 0;
-  // Peak in flight per stage: forwards started minus backwards finished, over time (replica 0).
-  res.peak_in_flight.assign(S, 0);
-  for (std::size_t s = 0; s < S; ++s) {
-    std::vector<std::pair<double, int>> ev;
-    for (std::size_t mb = 0; mb < MB; ++mb) {
-      ev.emplace_back(start[F[idx(s, 0, mb)]], +1);
-      ev.emplace_back(end[B[idx(s, 0, mb)]], -1);
-    }
-    std::sort(ev.begin(), ev.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
-    int cur = 0, peak = 0;
-    for (auto [time, d] : ev) {
-      cur += d;
-      peak = std::max(peak, cur);
-    }
-    res.peak_in_flight[s] = static_cast<std::size_t>(peak);
-  }
-  // The timeline in start order, `after` turned from task ids into timeline indices.
-  std::vector<std::size_t> order(res.timeline.size()), position(tasks.size(), sim_event::none);
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return res.timeline[a].start_ms < res.timeline[b].start_ms; });
-  for (std::size_t i = 0; i < order.size(); ++i) position[event_task[order[i]]] = i;
-  std::vector<sim_event> sorted;
-  sorted.reserve(order.size());
-  for (std::size_t i : order) {
-    sorted.push_back(res.timeline[i]);
-    if (sorted.back().after != sim_event::none) sorted.back().after = position[sorted.back().after];
-  }
-  res.timeline = std::move(sorted);
-  return res;
+  if (!finite) return {};
+  return net;
 }
 
 }  // namespace detail
@@ -477,7 +514,7 @@ template <device_topology T>
         bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = devplace::bandwidth_gbps(topology, a, b);
         lat(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = devplace::latency_us(topology, a, b);
       }
-  return detail::simulate_core(m, bw, lat, o);
+  return detail::simulate_core(m, bw, lat, o, detail::network_nodes_of(topology));
 }
 
 }  // namespace devplace

@@ -85,6 +85,9 @@ struct plan_search_options {
   /// pair): it runs only on graphs (the graph itself, or an α's quotient) with at most this many
   /// down-sets; the others are skipped (said in the candidate's `reason` when none is left).
   std::uint64_t general_max_downsets = 2'000;
+  /// Gradient bucket of the data-parallel allreduce, overlapped with the last backward pass
+  /// (`simulation_options::dp_bucket_bytes`); 0: one allreduce after it.
+  double dp_bucket_bytes = 0;
   /// Called after every configuration (from the thread that finished it, one call at a time).
   std::function<void(const plan_search_progress&)> progress;
 };
@@ -120,7 +123,8 @@ struct plan_search_result {
 };
 
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size). Defined in
+/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
+/// interleaved schedule, which needs partitions into S · v chunks the search does not make). Defined in
 /// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp).
 [[nodiscard]] DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
                                                              const plan_search_options& o = {});

@@ -54,7 +54,8 @@ inline stage_cost_options plan_stage_cost(const plan_search_options& o, std::siz
 /// The simulation options of a search.
 inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o) {
   const double mbs = o.micro_batch_size > 0 ? o.micro_batch_size : g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
-  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = o.schedule, .recompute = o.recompute};
+  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = o.schedule, .recompute = o.recompute,
+          .dp_bucket_bytes = o.dp_bucket_bytes};
 }
 
 /// A partition of one configuration, with its bound.
@@ -114,7 +115,8 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(o.schedule)),
                              .recompute = o.recompute, .blocking_sends = so.blocking_sends,
                              .phase1_bandwidth_gbps = o.bandwidth_gbps,
-                             .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost))};
+                             .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost)),
+                             .dp_bucket_bytes = o.dp_bucket_bytes};
   p.stage_of = opt.stage_of;
   p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
   p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
@@ -357,7 +359,8 @@ inline std::vector<plan_configuration> plan_configurations(const op_graph& g, st
 }  // namespace detail
 
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size).
+/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
+/// interleaved schedule: the search partitions into S stages, not S · v chunks).
 DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
                                                const plan_search_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
@@ -365,6 +368,10 @@ DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_t
   DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),
                    "search_plan: micro_batch_size must be a finite number >= 0");
   DEVPLACE_EXPECTS(o.polish_share >= 0 && o.polish_share <= 1, "search_plan: polish_share must be in [0, 1]");
+  DEVPLACE_EXPECTS(o.dp_bucket_bytes >= 0 && std::isfinite(o.dp_bucket_bytes),
+                   "search_plan: dp_bucket_bytes must be a finite number >= 0");
+  DEVPLACE_EXPECTS(o.schedule != pipeline_schedule::interleaved,
+                   "search_plan: the search runs gpipe or 1f1b (the interleaved schedule needs S * v chunks)");
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();

@@ -1,9 +1,12 @@
 #pragma once
 /// \file topology/matrix_topology.hpp
 /// `matrix_topology`: an owning topology backed by Eigen matrices (bandwidth GB/s, latency us)
-/// and per-device memory and names. Models `device_topology`.
+/// and per-device memory and names, with optional nodes (servers whose devices share NICs:
+/// `set_nodes`). Models `device_topology`.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -41,6 +44,34 @@ class matrix_topology {
     return latency_(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b));
   }
   [[nodiscard]] double device_memory_bytes(std::size_t d) const noexcept { return memory_[d]; }
+
+  /// The node of device d (d itself without node data), the NICs of node n and each NIC's
+  /// bandwidth in GB/s (1 and +inf without node data).
+  [[nodiscard]] std::size_t node_of(std::size_t d) const noexcept { return node_of_.empty() ? d : node_of_[d]; }
+  [[nodiscard]] std::size_t nic_count(std::size_t n) const noexcept { return nics_.empty() ? 1 : nics_[n]; }
+  [[nodiscard]] double nic_bandwidth_gbps(std::size_t n) const noexcept {
+    return nic_gbps_.empty() ? std::numeric_limits<double>::infinity() : nic_gbps_[n];
+  }
+  [[nodiscard]] bool has_nodes() const noexcept { return !node_of_.empty(); }
+  /// Groups the devices into nodes: `node_of[d]` < N for every device, and per node its NIC
+  /// count (≥ 1) and per-NIC bandwidth (GB/s, > 0; +inf: no limit). Empty vectors remove the
+  /// node data. Throws std::invalid_argument on a size mismatch or a bad entry.
+  void set_nodes(std::vector<std::size_t> node_of, std::vector<std::size_t> nics, std::vector<double> nic_gbps) {
+    if (node_of.empty() && nics.empty() && nic_gbps.empty()) {
+      node_of_.clear(), nics_.clear(), nic_gbps_.clear();
+      return;
+    }
+    if (node_of.size() != num_devices()) throw std::invalid_argument("nodes: one node per device");
+    if (nics.size() != nic_gbps.size()) throw std::invalid_argument("nodes: one NIC count and one NIC bandwidth per node");
+    for (std::size_t d = 0; d < node_of.size(); ++d)
+      if (node_of[d] >= nics.size())
+        throw std::invalid_argument("nodes: device " + std::to_string(d) + " is on node " + std::to_string(node_of[d]) +
+                                    ", there are " + std::to_string(nics.size()));
+    for (std::size_t n = 0; n < nics.size(); ++n)
+      if (nics[n] == 0 || !(nic_gbps[n] > 0))
+        throw std::invalid_argument("nodes: node " + std::to_string(n) + " needs at least one NIC of bandwidth > 0");
+    node_of_ = std::move(node_of), nics_ = std::move(nics), nic_gbps_ = std::move(nic_gbps);
+  }
 
   [[nodiscard]] const Eigen::MatrixXd& bandwidth_matrix() const noexcept { return bandwidth_; }
   [[nodiscard]] const Eigen::MatrixXd& latency_matrix() const noexcept { return latency_; }
@@ -82,6 +113,8 @@ class matrix_topology {
   std::vector<double> memory_;
   std::vector<std::string> device_names_;
   std::string name_;
+  std::vector<std::size_t> node_of_, nics_;
+  std::vector<double> nic_gbps_;
 };
 
 /// Copies any `device_topology` into a `matrix_topology`, reading every entry through the
@@ -104,7 +137,19 @@ template <device_topology T>
           lat(Eigen::Index(a), Eigen::Index(b)) = devplace::latency_us(t, a, b);
         }
     }
-    return matrix_topology(std::move(bw), std::move(lat), std::move(mem));
+    matrix_topology out(std::move(bw), std::move(lat), std::move(mem));
+    std::vector<std::size_t> node(D), nics;
+    std::vector<double> gbps;
+    bool limited = false;
+    for (std::size_t d = 0; d < D; ++d) node[d] = devplace::node_of(t, d);
+    const std::size_t N = D == 0 ? 0 : *std::max_element(node.begin(), node.end()) + 1;
+    for (std::size_t k = 0; k < N; ++k) {
+      nics.push_back(devplace::nic_count(t, k));
+      gbps.push_back(devplace::nic_bandwidth_gbps(t, k));
+      limited = limited || std::isfinite(gbps.back());
+    }
+    if (limited) out.set_nodes(std::move(node), std::move(nics), std::move(gbps));
+    return out;
   }
 }
 

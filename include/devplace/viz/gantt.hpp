@@ -204,7 +204,7 @@ inline std::string gantt_title(const sim_event& e, const gantt_piece& p, const d
   const auto path = opt.critical_path ? critical_path(r) : std::vector<std::size_t>{};
   const std::string caption =
       "iteration " + format_number(r.iteration_ms, 4) + " ms, bubble " + format_number(100 * r.bubble_fraction, 3) +
-      " %, " + format_number(r.samples_per_s, 4) + " samples/s; " + (o.schedule == pipeline_schedule::gpipe ? "GPipe" : "1F1B") +
+      " %, " + format_number(r.samples_per_s, 4) + " samples/s; " + (o.schedule == pipeline_schedule::gpipe ? "GPipe" : o.schedule == pipeline_schedule::one_f_one_b ? "1F1B" : "interleaved 1F1B") +
       ", " + std::to_string(o.micro_batches) + " micro-batches" + (o.recompute ? ", recomputation" : "") +
       (o.blocking_sends ? ", blocking sends" : "");
   const std::string rows_note =
