@@ -86,9 +86,4 @@ inline std::string simulation_line(const plan& p) {
   return buf;
 }
 
-/// Defined in commands/all.hpp: registers every command.
-void register_all(CLI::App& app);
-
 }  // namespace devplace::cli
-
-#include "commands/all.hpp"
