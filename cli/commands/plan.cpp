@@ -22,6 +22,7 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/io/atomic_write.hpp"
+#include "devplace/map/mapping_result.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "commands/pictures.hpp"
 
