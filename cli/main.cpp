@@ -11,7 +11,6 @@
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/version.hpp"
 #include "commands/commands.hpp"
-#include "commands/common.hpp"
 
 namespace {
 

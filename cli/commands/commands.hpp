@@ -3,11 +3,18 @@
 // and defines `register_<name>`, which adds its subcommand to the application; main.cpp calls them
 // in the order of `devplace --help`. Add a command: write commands/<name>.cpp, declare its
 // register function here, call it in main.cpp and list the file in cli/CMakeLists.txt.
+#include <stdexcept>
+
 namespace CLI {
 class App;
 }  // namespace CLI
 
 namespace devplace::cli {
+
+/// A runtime failure the user can act on (exit status 1); the message is printed as it is.
+struct failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 void register_info(CLI::App& app);
 void register_topology(CLI::App& app);
