@@ -1,5 +1,6 @@
-// devplace: the command-line tool. Each command lives in cli/commands/<name>.hpp and provides
-// `void register_<name>(CLI::App& app)`, which adds a subcommand whose callback does the work.
+// devplace: the command-line tool. Each command lives in cli/commands/<name>.cpp, a translation unit
+// of its own, and provides `void register_<name>(CLI::App& app)` (declared in commands/commands.hpp),
+// which adds a subcommand whose callback does the work.
 // Exit status: 0 success, 1 runtime failure (bad input file, infeasible request), 2 bad usage.
 #include <CLI/CLI.hpp>
 
@@ -9,7 +10,7 @@
 
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/version.hpp"
-#include "commands/common.hpp"
+#include "commands/commands.hpp"
 
 namespace {
 
@@ -42,6 +43,24 @@ void missing_paths_are_failures(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) missing_paths_are_failures(*sub);
 }
 
+/// Every command, in the order of `devplace --help`.
+void register_all(CLI::App& app) {
+  using namespace devplace::cli;
+  register_info(app);
+  register_topology(app);
+  register_partition(app);
+  register_simulate(app);
+  register_plan(app);
+  register_map(app);
+  register_ilp(app);
+  register_peer(app);
+  register_mcm(app);
+  register_dfmodel(app);
+  register_phaze(app);
+  register_llm(app);
+  register_sweep(app);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,7 +68,7 @@ int main(int argc, char** argv) {
   CLI::App app{"devplace: place DNN training onto multi-device systems"};
   app.set_version_flag("--version", DEVPLACE_VERSION_STRING);
   app.require_subcommand(1);
-  devplace::cli::register_all(app);
+  register_all(app);
   missing_paths_are_failures(app);
   try {
     app.parse(argc, argv);

@@ -10,17 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/plan.hpp"
 #include "devplace/sim/from_plan.hpp"
 
 namespace devplace::cli {
-
-/// A runtime failure the user can act on (exit status 1); the message is printed as it is.
-struct failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// The mapping cost model a `--cost auto|p2p|allreduce|combined` value names.
 inline cost_choice parse_cost(const std::string& s) {
@@ -86,9 +82,4 @@ inline std::string simulation_line(const plan& p) {
   return buf;
 }
 
-/// Defined in commands/all.hpp: registers every command.
-void register_all(CLI::App& app);
-
 }  // namespace devplace::cli
-
-#include "commands/all.hpp"

@@ -17,17 +17,16 @@ namespace devplace::detail {
 #define DEVPLACE_EXPECTS(cond, what) ((cond) ? void(0) : ::devplace::detail::precondition_failed(what))
 #endif
 
-/// Header-only (the default) or compiled mode, as fmt and spdlog offer. Header-only, a few heavy
-/// non-template functions (`map_devices` with a `cost_choice`, `search_plan` on an `op_graph`, …;
-/// docs/compile-time.md lists them) are defined inline by their headers, which include their
-/// definitions from a `.ipp` file next to them, and every translation unit that includes such a
-/// header compiles them and the templates they use. Linking the CMake target `devplace::core`
-/// defines `DEVPLACE_COMPILED`: those headers then only declare the functions, which the library
-/// defines once. Both modes behave the same; only the build time differs.
+/// Header-only (the default) or compiled mode, as fmt and spdlog offer. A few heavy functions
+/// (`map_devices` with a `cost_choice`, `search_plan` on an `op_graph`, `io::read_graph`;
+/// docs/compile-time.md lists them) are templates with one defaulted parameter, called without it,
+/// so that a translation unit compiles them (and the templates they use) only where it calls them.
+/// Header-only, their headers include their definitions from a `.ipp` file next to them. Linking
+/// the CMake target `devplace::core` defines `DEVPLACE_COMPILED`: those headers then only declare
+/// the functions and their explicit instantiation (`extern template`), which the library compiles
+/// once, and include no `.ipp`. Both modes behave the same; only the build time differs.
 #if defined(DEVPLACE_COMPILED)
 #define DEVPLACE_HEADER_ONLY 0
-#define DEVPLACE_INLINE
 #else
 #define DEVPLACE_HEADER_ONLY 1
-#define DEVPLACE_INLINE inline
 #endif

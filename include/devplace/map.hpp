@@ -13,6 +13,7 @@
 #include "devplace/map/local_search.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/mapper_options.hpp"
+#include "devplace/map/mapping_result.hpp"
 #include "devplace/map/mapping_search.hpp"
 #include "devplace/map/neighbourhood_search.hpp"
 #include "devplace/map/ring_bound.hpp"

@@ -5,8 +5,8 @@
 # in (nlohmann/json, Eigen, the readers, the topology generators, solver headers) and by the
 # instantiations of the code it reaches, so the budget is kept by keeping those out of the
 # headers that do not need them. A rule on the include graph is deterministic, needs no compiler
-# and takes well under a second, where a CPU-time limit would fail on a loaded machine or pass on
-# a fast one.
+# and takes well under a second; the time itself is checked by `headers: compile budget`
+# (compile_budget.sh), in CPU seconds scaled by anchors compiled in the same run.
 #
 # The include graph is read from the sources: every `#include` line of every devplace header
 # (.hpp and .ipp, whatever #if guards it: the header-only closure, a superset of the compiled

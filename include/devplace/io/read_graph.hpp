@@ -21,10 +21,17 @@ namespace devplace::io {
 
 /// Reads the operator graph in `path`; `format` is one of the table above. Throws `input_error`
 /// (file, field, reason) on a missing file, an unknown format or a malformed graph.
-[[nodiscard]] DEVPLACE_INLINE op_graph read_graph(const std::filesystem::path& path, const std::string& format = "auto");
+/// Called as `read_graph(path, format)`: the template parameter is never given, it only makes a
+/// translation unit compile the readers where it calls this, not where it includes the header.
+template <int = 0>
+[[nodiscard]] op_graph read_graph(const std::filesystem::path& path, const std::string& format = "auto");
 
 }  // namespace devplace::io
 
 #if DEVPLACE_HEADER_ONLY
 #include "devplace/io/read_graph.ipp"
+#else
+namespace devplace::io {
+extern template op_graph read_graph<0>(const std::filesystem::path&, const std::string&);
+}  // namespace devplace::io
 #endif

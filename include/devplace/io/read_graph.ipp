@@ -13,7 +13,8 @@
 
 namespace devplace::io {
 
-DEVPLACE_INLINE op_graph read_graph(const std::filesystem::path& path, const std::string& format) {
+template <int>
+op_graph read_graph(const std::filesystem::path& path, const std::string& format) {
   const std::string file = path.string();
   if (format != "auto" && format != "devplace" && format != "pipedream" && format != "tarnawski")
     throw input_error(file, "--format", "unknown format '" + format + "' (expected auto, devplace, pipedream or tarnawski)");

@@ -17,7 +17,8 @@ namespace devplace {
 
 /// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule; combined with
 /// `o.micro_batches`).
-DEVPLACE_INLINE mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o) {
+template <int>
+mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "map_devices: micro_batches must be >= 1");
   detail::check_mapping_fits(g, L.devices());
   switch (select_cost_model(g, o.cost)) {

@@ -73,8 +73,11 @@ struct iteration_mapping_settings {
 /// `micro_batches` set from `s`), then local search under `iteration_cost`. The result's
 /// objective_ms is the closed-form GPipe iteration of the mapping, cost "iteration",
 /// status `feasible` (or `time_limit` when the limit stopped either step), lower_bound_ms 0.
-[[nodiscard]] inline mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> forward_ms,
-                                                      const iteration_mapping_settings& s, mapper_options o = {}) {
+/// A template only so that the mapper is compiled where this is called, not where it is included
+/// (as `map_devices` with a `cost_choice`, config.hpp); the parameter is never given.
+template <int = 0>
+[[nodiscard]] mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> forward_ms,
+                                               const iteration_mapping_settings& s, mapper_options o = {}) {
   using clock = std::chrono::steady_clock;
   if (forward_ms.size() != g.stages())
     throw std::invalid_argument("map_for_iteration: forward_ms has " + std::to_string(forward_ms.size()) +

@@ -125,9 +125,11 @@ struct plan_search_result {
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
 /// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
 /// interleaved schedule, which needs partitions into S · v chunks the search does not make). Defined in
-/// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp).
-[[nodiscard]] DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
-                                                             const plan_search_options& o = {});
+/// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp). Called as
+/// `search_plan(g, t, o)`: the template parameter is never given, it only makes a translation unit
+/// compile the search where it calls it, not where it includes the header.
+template <int = 0>
+[[nodiscard]] plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o = {});
 
 /// The same for any `profiled_dag` and any `device_topology`, copied once (every cost through the
 /// customisation points) into an `op_graph` and a `matrix_topology`.
@@ -141,4 +143,8 @@ template <profiled_dag G, device_topology T>
 
 #if DEVPLACE_HEADER_ONLY
 #include "devplace/sim/plan_search.ipp"
+#else
+namespace devplace {
+extern template plan_search_result search_plan<0>(const op_graph&, const matrix_topology&, const plan_search_options&);
+}  // namespace devplace
 #endif

@@ -361,8 +361,8 @@ inline std::vector<plan_configuration> plan_configurations(const op_graph& g, st
 /// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
 /// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
 /// interleaved schedule: the search partitions into S stages, not S · v chunks).
-DEVPLACE_INLINE plan_search_result search_plan(const op_graph& g, const matrix_topology& t,
-                                               const plan_search_options& o) {
+template <int>
+plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
   DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "search_plan: bandwidth_gbps must be a finite number > 0");
   DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),

@@ -42,7 +42,7 @@
 #include "devplace/ilp/solution.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/cost_models.hpp"
-#include "devplace/map/mapper.hpp"
+#include "devplace/map/mapping_result.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/topology/concepts.hpp"
 

@@ -1,4 +1,3 @@
-#pragma once
 // devplace llm evaluate --model M --system S --execution E [--out R]
 //   Evaluates one LLM training execution (docs/llm.md): iteration time with its breakdown,
 //   tokens/s/GPU, model TFLOP/s per GPU, memory per GPU by kind and whether it fits. M, S and E
@@ -22,6 +21,7 @@
 
 #include <unistd.h>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/llm_result_json.hpp"
 #include "devplace/llm/balance.hpp"
@@ -196,7 +196,7 @@ inline void register_llm_balance(CLI::App* llm_cmd) {
   });
 }
 
-inline void register_llm(CLI::App& app) {
+void register_llm(CLI::App& app) {
   auto* llm_cmd = app.add_subcommand("llm", "LLM training on GPU clusters: evaluate an execution, search the best");
   llm_cmd->require_subcommand(1);
   struct args_t {

@@ -1,4 +1,3 @@
-#pragma once
 // devplace sweep --space S.json --out R.jsonl [--threads N] [--stop-after N]
 // Evaluates every point of a design space (docs/sweep.md) into one JSON line per point, in point
 // order; resumes from the lines already written. Under an MPI launcher (mpirun, srun --mpi=pmix)
@@ -14,6 +13,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/sweep/driver.hpp"
 #include "devplace/sweep/registry.hpp"
@@ -96,7 +96,7 @@ inline void run(const args_t& a, const sweep::space_file& f, const sweep::point_
 
 }  // namespace sweep_cmd
 
-inline void register_sweep(CLI::App& app) {
+void register_sweep(CLI::App& app) {
   auto a = std::make_shared<sweep_cmd::args_t>();
   auto* cmd = app.add_subcommand("sweep", "Evaluate every point of a design space into JSON lines (resumable; MPI ranks under mpirun)");
   cmd->add_option("--space", a->space, "Space file (devplace.sweep.space/1 JSON)")->required()->check(CLI::ExistingFile);

@@ -1,4 +1,3 @@
-#pragma once
 // devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b]
 //                   [--micro-batches MB] [--micro-batch-size N] [--recompute|--no-recompute]
 //                   [--blocking-sends] [--dp-bucket-mb X] [--out plan.json] [--trace FILE]
@@ -13,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
@@ -22,7 +22,7 @@
 
 namespace devplace::cli {
 
-inline void register_simulate(CLI::App& app) {
+void register_simulate(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto", topology, plan_file, out, trace;
     std::optional<std::string> schedule;

@@ -1,4 +1,3 @@
-#pragma once
 // devplace info --graph FILE [--format auto|devplace|pipedream|tarnawski]
 // Prints the size and totals of an operator graph.
 #include <CLI/CLI.hpp>
@@ -9,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/algorithm/downsets.hpp"
 #include "devplace/algorithm/longest_path.hpp"
@@ -17,7 +17,7 @@
 
 namespace devplace::cli {
 
-inline void register_info(CLI::App& app) {
+void register_info(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto";
     std::size_t downset_cap = 10'000'000;

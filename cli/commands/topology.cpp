@@ -1,4 +1,3 @@
-#pragma once
 // devplace topology --spec FILE --out FILE
 // devplace topology --generator NAME [--shape A B ...] [--devices D] [--seed N] ... --out FILE
 // devplace topology --nvidia-smi FILE [--nodes N --inter-gbps X] [--nvlink-gbps X] [--pcie-gbps X] ... --out FILE
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/cluster_json.hpp"
 #include "devplace/io/nvidia_smi.hpp"
@@ -36,7 +36,7 @@ inline void print_topology_summary(const matrix_topology& t, std::ostream& os) {
   if (t.num_devices() > 1) os << "bandwidth GB/s  " << lo << " .. " << hi << '\n';
 }
 
-inline void register_topology(CLI::App& app) {
+void register_topology(CLI::App& app) {
   struct args_t {
     std::string spec, out, generator, nvidia_smi, cluster;
     std::vector<std::size_t> shape;

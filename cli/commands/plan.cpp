@@ -1,4 +1,3 @@
-#pragma once
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
 //               [--schedule gpipe|1f1b] [--dp-bucket-mb X] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
 //               [--cost iteration|auto|p2p|allreduce|combined] [--polish-share F] [--no-prune] [--general] [--quiet]
@@ -18,11 +17,13 @@
 #include <memory>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/io/atomic_write.hpp"
+#include "devplace/map/mapping_result.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "commands/pictures.hpp"
 
@@ -38,7 +39,7 @@ inline void print_plan_progress(const plan_search_progress& p) {
   std::fflush(stderr);
 }
 
-inline void register_plan(CLI::App& app) {
+void register_plan(CLI::App& app) {
   struct args_t {
     std::string graph, format = "auto", topology, schedule = "gpipe", out, svg, trace;
     bool no_recompute = false, no_prune = false, quiet = false;

@@ -1,4 +1,3 @@
-#pragma once
 // devplace mcm validate --graph G --chips C --plan P
 // devplace mcm count    --graph G --chips C
 // devplace mcm search   --graph G --chips C --policy random|sa|rl|ce --samples N [--seed S]
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
@@ -121,7 +121,7 @@ inline void run_mcm_search(const mcm_args& a, std::ostream& os) {
   os << "wrote " << a.out << '\n';
 }
 
-inline void register_mcm(CLI::App& app) {
+void register_mcm(CLI::App& app) {
   auto* cmd = app.add_subcommand("mcm", "Multi-chip-module partitioning on a one-way ring of chiplets (eq. 2-4)");
   cmd->require_subcommand(1);
   auto a = std::make_shared<mcm_args>();

@@ -1,4 +1,3 @@
-#pragma once
 // devplace peer tarnawski --graph F.json [--cpus C] [--fpgas F] [--max-ideals N] [--threads N] [--out R.json]
 // devplace peer pipedream --graph graph.txt -n A [B ...] [-b BW1 [BW2 ...]] [--straight]
 //                         [--fewer-machines] [--memory BYTES] [--compression R | --no-transfers]
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/pipedream.hpp"
@@ -190,7 +190,7 @@ inline void register_peer_piper(CLI::App* peer) {
   });
 }
 
-inline void register_peer(CLI::App& app) {
+void register_peer(CLI::App& app) {
   auto* peer = app.add_subcommand("peer", "Run a peer partitioner's own model on its own input (docs/peers/)");
   peer->require_subcommand(1);
   register_peer_tarnawski(peer);

@@ -1,4 +1,3 @@
-#pragma once
 // devplace ilp --problem mapping|partition|repair --graph G [--topology T] [--plan P]
 //              [--cost auto|p2p|allreduce] [--stages S] [--replicas R] [--micro-batches MB]
 //              [--device-memory BYTES] [--bandwidth GBPS] [--write model.lp|model.mps]
@@ -18,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/ilp/builders/mapping.hpp"
 #include "devplace/ilp/builders/partition.hpp"
@@ -215,7 +215,7 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
   }
 }
 
-inline void register_ilp(CLI::App& app) {
+void register_ilp(CLI::App& app) {
   auto a = std::make_shared<ilp_args>();
   auto* cmd = app.add_subcommand("ilp", "Write (and solve) the MILP of a mapping, partition or repair problem");
   cmd->add_option("--problem", a->problem, "mapping: the plan's stages on the devices; partition: S stages; "

@@ -1,4 +1,3 @@
-#pragma once
 // devplace phaze place --graph G --devices K --batch B [--accelerator A.json] [--out plan.json]
 // devplace phaze sweep --cores cores.json --graph G [--threads N] [--ilp-time-limit S] [--out sweep.json]
 // PHAZE (docs/phaze.md): `place` estimates the operator latencies on one accelerator (default the
@@ -15,6 +14,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/read_graph.hpp"
@@ -116,7 +116,7 @@ inline void write_json(const std::string& path, const nlohmann::json& j) {
 
 }  // namespace phaze_cmd
 
-inline void register_phaze(CLI::App& app) {
+void register_phaze(CLI::App& app) {
   auto* cmd = app.add_subcommand("phaze", "PHAZE: accelerator architecture and TP x PP x DP placement search");
   cmd->require_subcommand(1);
 

@@ -1,4 +1,3 @@
-#pragma once
 // devplace dfmodel --setup F.json [--out R.json]
 // Runs DFModel on a setup (system + workload + mode, docs/dfmodel.md): the sharding, the
 // intra-chip fusion and tile count, then prints TP/PP/DP, the II of every configuration, the
@@ -11,12 +10,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/dfmodel/setup.hpp"
 
 namespace devplace::cli {
 
-inline void register_dfmodel(CLI::App& app) {
+void register_dfmodel(CLI::App& app) {
   struct args_t {
     std::string setup, out;
   };

@@ -1,4 +1,3 @@
-#pragma once
 // devplace map --graph G --topology T --plan P.json [--cost iteration|auto|p2p|allreduce|combined] [--threads N]
 //              [--timeout SECONDS] [--polish-share F] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
@@ -17,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
@@ -159,7 +159,7 @@ inline void run_map(const map_args& a, std::ostream& os) {
   os << "written         " << out << '\n';
 }
 
-inline void register_map(CLI::App& app) {
+void register_map(CLI::App& app) {
   auto a = std::make_shared<map_args>();
   auto* cmd = app.add_subcommand("map", "Map the stages x replicas of a plan onto the devices of a topology");
   cmd->add_option("--graph", a->graph, "Graph file")->required()->check(CLI::ExistingFile);

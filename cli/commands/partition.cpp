@@ -1,4 +1,3 @@
-#pragma once
 // devplace partition --graph FILE --stages S [--replicas R] [--micro-batches MB]
 //                    [--device-memory BYTES] [--bandwidth GBPS]
 //                    [--method parmesan|dp|topo-dp|even] [--clusters K] [--alpha A ...]
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
@@ -137,7 +137,7 @@ inline void print_partition(const plan& p, std::ostream& os) {
        << s.stage_time_ms[k] << "  " << std::setw(14) << std::setprecision(6) << s.stage_memory_bytes[k] << '\n';
 }
 
-inline void register_partition(CLI::App& app) {
+void register_partition(CLI::App& app) {
   auto a = std::make_shared<partition_args>();
   auto* cmd = app.add_subcommand("partition", "Cut an operator graph into S pipeline stages with R replicas each");
   cmd->add_option("--graph", a->graph, "Graph file")->required()->check(CLI::ExistingFile);
