@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -211,6 +212,7 @@ TEST_CASE("sweep: a group's points go to one rank or thread, and the file is the
         std::lock_guard lk(mu);
         by[i] = std::this_thread::get_id();
       }
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the other askers wait meanwhile
       return inner(i);
     };
     const auto out = dir / ("g" + std::to_string(ranks) + ".jsonl");
