@@ -20,6 +20,9 @@
 #ifdef DEVPLACE_HAS_MPI
 #include "devplace/sweep/mpi.hpp"
 #endif
+#ifdef DEVPLACE_HAS_GLPK
+#include "devplace/ilp/backends/glpk.hpp"
+#endif
 
 namespace devplace::cli {
 
@@ -107,7 +110,11 @@ void register_sweep(CLI::App& app) {
   cmd->callback([a] {
     require_writable({a->out});
     const auto f = sweep::read_space_file(a->space);
-    const auto s = sweep::prepare(f);
+    sweep::prepare_context ctx;
+#ifdef DEVPLACE_HAS_GLPK
+    ctx.ilp = [](const ilp::model& m, const ilp::solve_options& o) { return ilp::glpk_solver{}.solve(m, o); };
+#endif
+    const auto s = sweep::prepare(f, ctx);
     const std::size_t tasks = sweep_cmd::launched_tasks();
 #ifdef DEVPLACE_HAS_MPI
     if (sweep_cmd::launched_by_mpi()) {

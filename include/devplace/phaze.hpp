@@ -7,6 +7,7 @@
 #include "devplace/phaze/architecture.hpp"
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/estimator.hpp"
+#include "devplace/phaze/evaluation_cache.hpp"
 #include "devplace/phaze/layer_schedule.hpp"
 #include "devplace/phaze/operator_graph.hpp"
 #include "devplace/phaze/placement.hpp"

@@ -1,6 +1,9 @@
 # A sweep stopped part-way (--stop-after, then a process killed by a time limit) and started
 # again on the same output writes the file an uninterrupted run writes, time fields aside.
 #   cmake -DDP=devplace -DSPACE=S.json -DDIR=work -P sweep_resume.cmake
+# or, for a slice of PHAZE's cores.json (its first FIRST lines, one configuration per line) on
+# GRAPH at K = 1,024 with the per-layer ILP when ILP_S > 0 (skipped when CORES is missing):
+#   cmake -DDP=devplace -DCORES=cores.json -DFIRST=21 -DGRAPH=g.json -DILP_S=60 -DDIR=work -P sweep_resume.cmake
 function(masked file out)
   file(READ "${file}" t)
   string(REGEX REPLACE "\"(wall_time_s|cpu_time_s)\":[-+0-9.eE]+" "\"\\1\":T" t "${t}")
@@ -15,6 +18,22 @@ function(sweep out)
 endfunction()
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
+if(DEFINED CORES)
+  if(NOT EXISTS "${CORES}")
+    message("DEVPLACE-SKIPPED: ${CORES} is not there")
+    return()
+  endif()
+  file(STRINGS "${CORES}" lines LIMIT_COUNT ${FIRST})
+  string(REPLACE ";" "\n" body "${lines}")  # the lines hold no ';' (the '[' keeps list() from splitting them)
+  string(REGEX REPLACE "^[ \t]*\\[" "" body "${body}")
+  string(REGEX REPLACE ",[ \t]*$" "" body "${body}")
+  set(ilp "")
+  if(ILP_S GREATER 0)
+    set(ilp ", \"ilp_time_limit_s\": ${ILP_S}")
+  endif()
+  set(SPACE ${DIR}/space.json)
+  file(WRITE ${SPACE} "{\"format\": \"devplace.sweep.space/1\", \"generator\": \"phaze\", \"space\": {\"configurations\": [\n${body}],\n \"graphs\": [\"${GRAPH}\"], \"devices\": [1024], \"batch\": 4096${ilp}}}\n")
+endif()
 sweep(${DIR}/whole.jsonl)
 masked(${DIR}/whole.jsonl whole)
 sweep(${DIR}/r.jsonl --stop-after 2)

@@ -1,12 +1,14 @@
 // The sweep driver (sweep/driver.hpp, sweep/results.hpp) on synthetic spaces whose lines are known
 // in advance: every point's line, in point order, for several threads and thread "ranks"; a point
 // that throws; stopped and resumed runs (with a line cut short) giving the same file, without
-// evaluating a point twice; lines of another space refused.
+// evaluating a point twice; lines of another space refused; a group of points goes to one asker.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -192,5 +194,43 @@ TEST_CASE("sweep: lines written for another space are refused, naming the file a
     FAIL("expected io::input_error");
   } catch (const io::input_error& e) {
     CHECK(std::string(e.what()).find("index below 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("sweep: a group's points go to one rank or thread, and the file is the same") {
+  const auto dir = fresh_dir("groups");
+  for (int ranks : {1, 3}) {
+    std::atomic<std::size_t> calls{0};
+    auto s = synthetic(41, calls);
+    // Groups of uneven lengths: runs of i / 4 and a few singletons.
+    s.group = [](std::size_t i) { return i % 9 == 8 ? 1000 + i : i / 4; };
+    std::mutex mu;
+    std::vector<std::thread::id> by(41);
+    const auto inner = s.evaluate;
+    s.evaluate = [&, inner](std::size_t i) {
+      {
+        std::lock_guard lk(mu);
+        by[i] = std::this_thread::get_id();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the other askers wait meanwhile
+      return inner(i);
+    };
+    const auto out = dir / ("g" + std::to_string(ranks) + ".jsonl");
+    for (std::size_t stop : {6, 41}) {  // a resumed run starts inside a group
+      test::rank_hub hub(ranks);
+      std::vector<std::thread> ts;
+      for (int r = 0; r < ranks; ++r)
+        ts.emplace_back([&, r] {
+          test::thread_rank ch(hub, r);
+          (void)sweep::run(s, {.out = out, .threads = r == 0 ? 2u : 1u, .stop_after = stop}, ch);
+        });
+      for (auto& t : ts) t.join();
+    }
+    CHECK(calls == 41);
+    check_complete(out, 41);
+    // Every thread that evaluates is one asker (rank 0's two threads, each other rank's one):
+    // the points of a group evaluated by one run went to one thread, in order.
+    for (std::size_t i = 7; i < 41; ++i)
+      if (s.group(i) == s.group(i - 1)) CHECK_MESSAGE(by[i] == by[i - 1], "point ", i);
   }
 }

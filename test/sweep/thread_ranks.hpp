@@ -30,7 +30,7 @@ class thread_rank final : public sweep::channel {
   thread_rank(rank_hub& h, int r) : h_(h), r_(r) {}
   [[nodiscard]] int rank() const override { return r_; }
   [[nodiscard]] int size() const override { return h_.ranks; }
-  void serve(const std::function<std::optional<std::size_t>()>& next, const std::function<void(std::size_t)>& finished) override {
+  void serve(const std::function<std::optional<std::size_t>(int)>& next, const std::function<void(std::size_t)>& finished) override {
     for (int active = h_.ranks - 1; active > 0;) {
       std::unique_lock lk(h_.mu);
       h_.cv.wait(lk, [&] { return !h_.requests.empty(); });
@@ -39,7 +39,7 @@ class thread_rank final : public sweep::channel {
       h_.finished_reported += k;
       lk.unlock();
       if (k) finished(k);
-      const auto i = next();
+      const auto i = next(from);
       lk.lock();
       h_.replies[static_cast<std::size_t>(from)] = i;
       h_.cv.notify_all();

@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <utility>
 #include <string>
@@ -31,6 +30,7 @@
 
 #include "devplace/algorithm/topological_sort.hpp"
 #include "devplace/dag/csr_dag.hpp"
+#include "devplace/phaze/evaluation_cache.hpp"
 #include "devplace/phaze/layer_schedule.hpp"
 #include "devplace/phaze/operator_graph.hpp"
 #include "devplace/phaze/placement.hpp"
@@ -129,6 +129,9 @@ struct workload_options {
   std::size_t layers = 24;
   estimator_options estimator;
   layer_schedule_options scheduling;
+  /// Schedules and placements shared with other calls (phaze/evaluation_cache.hpp); null: none.
+  /// The results are the same with or without it.
+  evaluation_cache* cache = nullptr;
 };
 
 /// How the layers of one layer graph were scheduled.
@@ -146,29 +149,6 @@ struct layer_graph {
   workload_variant<op_graph> variant;
   layer_report report;
 };
-
-namespace detail {
-
-inline void append_bits(std::string& key, double x) {
-  char buf[sizeof(double)];
-  std::memcpy(buf, &x, sizeof x);
-  key.append(buf, sizeof buf);
-}
-
-/// A byte string that equals another iff the two layer problems are identical.
-inline std::string problem_key(const layer_problem& p) {
-  std::string key;
-  for (std::size_t i = 0; i < p.forward.size(); ++i) {
-    key += static_cast<char>(p.forward[i].kind);
-    for (double x : {p.forward[i].latency, p.forward[i].parallel_latency, p.backward[i].latency, p.backward[i].parallel_latency})
-      append_bits(key, x);
-    for (int w : p.successors[i]) key += std::to_string(w) + ",";
-    key += ";";
-  }
-  return key;
-}
-
-}  // namespace detail
 
 /// The layer graph of `g` on configuration `c` at micro-batch size `micro_batch`; `g` was profiled
 /// at `base_micro_batch`.
@@ -196,7 +176,10 @@ template <class Solver = no_ilp>
   for (std::size_t l = 0; l < split.members.size(); ++l) {
     const auto problem = make_layer_problem(g, split.members[l], kind, lat);
     auto [it, fresh] = memo.try_emplace(detail::problem_key(problem));
-    if (fresh) it->second = schedule_layer(problem, c, solver, o.scheduling);
+    if (fresh) {
+      const auto compute = [&] { return schedule_layer(problem, c, solver, o.scheduling); };
+      it->second = o.cache ? o.cache->schedule(detail::schedule_key<Solver>(it->first, c, o.scheduling), compute) : compute();
+    }
     r.report.layers.push_back(it->second);
     op_attributes a{.id = static_cast<std::int64_t>(l), .fwd_ms = it->second.forward.makespan_ms,
                     .bwd_ms = it->second.backward.makespan_ms};
@@ -250,11 +233,14 @@ template <class Solver = no_ilp>
       reports.push_back(std::move(lg.report));
     }
   DEVPLACE_EXPECTS(!variants.empty(), "phaze: evaluate_architecture: no micro-batch size divides the global batch");
+  const std::span<const workload_variant<op_graph>> all(variants);
+  const std::string key = o.workload.cache ? detail::variants_key(all) : std::string();
   architecture_result best;
   for (double hbm : o.hbm_bytes) {
     auto po = o.placement;
     po.device_memory_bytes = hbm;
-    auto p = place(std::span<const workload_variant<op_graph>>(variants), po);
+    const auto compute = [&] { return place(all, po); };
+    auto p = o.workload.cache ? o.workload.cache->place(detail::placement_key(key, po), compute) : compute();
     if (p.has_solution() && p.samples_per_s > best.samples_per_s) {
       best.samples_per_s = p.samples_per_s;
       best.hbm_bytes = hbm;

@@ -93,7 +93,7 @@ inline json dfmodel_summary(const dfmodel::run_result& r) {
 }  // namespace detail
 
 /// The `dfmodel` generator's `prepare`.
-[[nodiscard]] inline point_space prepare_dfmodel_space(const space_file& f) {
+[[nodiscard]] inline point_space prepare_dfmodel_space(const space_file& f, const prepare_context& = {}) {
   const auto d = detail::read_dfmodel_data(f);
   point_space s;
   s.size = d->setups.size() * d->n(0) * d->n(1) * d->n(2) * d->n(3);

@@ -10,7 +10,8 @@
 ///
 /// Rank 0 reads the lines already written (the output and its part files), and hands the other
 /// points out one at a time: to its own `threads` workers and, through the channel, to the other
-/// ranks, whichever asks first. Every process appends its lines to its own part file; when all
+/// ranks, whichever asks first; a run of points of one group (point_space::group) goes to one
+/// asker. Every process appends its lines to its own part file; when all
 /// points have a line, rank 0 writes the output in point order and removes the parts. A run
 /// stopped early (`stop_after`, a kill) leaves the parts; the same call resumes it. The merged
 /// file does not depend on the number of ranks or threads, apart from the time fields.
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,9 +41,9 @@ class channel {
   virtual ~channel() = default;
   [[nodiscard]] virtual int rank() const = 0;
   [[nodiscard]] virtual int size() const = 0;
-  /// Rank 0: answers the other ranks' requests with `next()` until each was told that nothing is
-  /// left; `finished(k)` reports k points another rank has completed.
-  virtual void serve(const std::function<std::optional<std::size_t>()>& next,
+  /// Rank 0: answers the other ranks' requests with `next(r)` (r: the asking rank) until each
+  /// was told that nothing is left; `finished(k)` reports k points another rank has completed.
+  virtual void serve(const std::function<std::optional<std::size_t>(int)>& next,
                      const std::function<void(std::size_t)>& finished) = 0;
   /// Other ranks: the next point to evaluate, or nothing when the sweep is done; `finished`: the
   /// points the caller completed since its last request.
@@ -56,7 +58,7 @@ class solo_channel final : public channel {
  public:
   [[nodiscard]] int rank() const override { return 0; }
   [[nodiscard]] int size() const override { return 1; }
-  void serve(const std::function<std::optional<std::size_t>()>&, const std::function<void(std::size_t)>&) override {}
+  void serve(const std::function<std::optional<std::size_t>(int)>&, const std::function<void(std::size_t)>&) override {}
   std::optional<std::size_t> request(std::size_t) override { return std::nullopt; }
   std::size_t broadcast(std::size_t value) override { return value; }
   void barrier() override {}
@@ -129,21 +131,36 @@ class progress_meter {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
-/// Rank 0's points to hand out: those without a line, at most `limit` of them. Thread-safe.
+/// Rank 0's points to hand out: those without a line, at most `limit` of them, in runs of one
+/// group (point_space::group): a requester (a rank, or a thread of rank 0) is given the points
+/// of its run one at a time, then the next run nobody has. Thread-safe.
 class dispenser {
  public:
-  dispenser(std::vector<std::size_t> pending, std::size_t limit)
-      : pending_(std::move(pending)), limit_(std::min(limit, pending_.size())) {}
-  std::optional<std::size_t> next() {
-    const std::size_t k = cursor_.fetch_add(1);
-    if (k >= limit_) return std::nullopt;
-    return pending_[k];
+  dispenser(std::vector<std::size_t> pending, std::size_t limit, const std::function<std::size_t(std::size_t)>& group)
+      : pending_(std::move(pending)), limit_(std::min(limit, pending_.size())) {
+    for (std::size_t k = 0; k < limit_; ++k)
+      if (k == 0 || !group || group(pending_[k]) != group(pending_[k - 1])) runs_.push_back(k);
+    runs_.push_back(limit_);
+  }
+  /// The next point for `requester` (any number that names it), or nothing when none is left.
+  std::optional<std::size_t> next(int requester) {
+    std::lock_guard lk(mu_);
+    auto& [at, end] = current_[requester];
+    if (at == end) {
+      if (next_run_ + 1 >= runs_.size()) return std::nullopt;
+      at = runs_[next_run_];
+      end = runs_[++next_run_];
+    }
+    return pending_[at++];
   }
 
  private:
   std::vector<std::size_t> pending_;
   std::size_t limit_;
-  std::atomic<std::size_t> cursor_{0};
+  std::vector<std::size_t> runs_;  ///< where each run starts in pending_, then limit_
+  std::size_t next_run_ = 0;
+  std::map<int, std::pair<std::size_t, std::size_t>> current_;  ///< per requester: its run's [at, end)
+  std::mutex mu_;
 };
 
 }  // namespace detail
@@ -166,7 +183,7 @@ inline run_report run(const point_space& s, const run_options& o, channel& ch) {
     for (std::size_t i = 0; i < lines.size(); ++i)
       if (!lines[i]) pending.push_back(i);
     rep.done_before = s.size - pending.size();
-    disp.emplace(std::move(pending), o.stop_after);
+    disp.emplace(std::move(pending), o.stop_after, s.group);
     meter.emplace(o, s.size, rep.done_before);
     std::filesystem::create_directories(parts_directory(o.out));
     run_number = next_run_number(o.out);
@@ -176,12 +193,12 @@ inline run_report run(const point_space& s, const run_options& o, channel& ch) {
                      ("run" + std::to_string(run_number) + "-rank" + std::to_string(ch.rank()) + ".jsonl"));
   std::mutex request_mu;  // requests of several threads on one rank go through the channel one at a time
   std::atomic<std::size_t> evaluated{0};
-  auto worker = [&] {
+  auto worker = [&](int thread) {
     std::size_t finished = 0;
     for (;;) {
       std::optional<std::size_t> i;
       if (root) {
-        i = disp->next();
+        i = disp->next(-1 - thread);  // rank 0's threads; other ranks ask as themselves
       } else {
         std::lock_guard lk(request_mu);
         i = ch.request(finished);
@@ -195,8 +212,8 @@ inline run_report run(const point_space& s, const run_options& o, channel& ch) {
   };
   {
     executor ex(o.threads);
-    for (unsigned t = 0; t < resolve_threads(o.threads); ++t) ex.submit(worker);
-    if (root) ch.serve([&] { return disp->next(); }, [&](std::size_t k) { meter->add(k); });
+    for (unsigned t = 0; t < resolve_threads(o.threads); ++t) ex.submit([&, t] { worker(static_cast<int>(t)); });
+    if (root) ch.serve([&](int r) { return disp->next(r); }, [&](std::size_t k) { meter->add(k); });
     ex.wait();
   }
   rep.evaluated = evaluated.load();

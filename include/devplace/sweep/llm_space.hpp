@@ -78,7 +78,7 @@ inline std::shared_ptr<const llm_data> read_llm_data(const space_file& f) {
 }  // namespace detail
 
 /// The `llm` generator's `prepare`.
-[[nodiscard]] inline point_space prepare_llm_space(const space_file& f) {
+[[nodiscard]] inline point_space prepare_llm_space(const space_file& f, const prepare_context& = {}) {
   const auto d = detail::read_llm_data(f);
   point_space s;
   s.size = d->systems.size() * d->models.size() * d->gpus.size() * d->batches.size();

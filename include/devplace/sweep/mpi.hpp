@@ -68,7 +68,7 @@ class mpi_channel final : public channel {
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
 
-  void serve(const std::function<std::optional<std::size_t>()>& next,
+  void serve(const std::function<std::optional<std::size_t>(int)>& next,
              const std::function<void(std::size_t)>& finished) override {
     int active = size_ - 1;
     while (active > 0) {
@@ -82,7 +82,7 @@ class mpi_channel final : public channel {
       std::uint64_t k = 0;
       MPI_Recv(&k, 1, MPI_UINT64_T, st.MPI_SOURCE, request_tag, comm_, MPI_STATUS_IGNORE);
       if (k) finished(static_cast<std::size_t>(k));
-      const auto i = next();
+      const auto i = next(st.MPI_SOURCE);
       std::uint64_t reply = i ? static_cast<std::uint64_t>(*i) : none;
       MPI_Send(&reply, 1, MPI_UINT64_T, st.MPI_SOURCE, reply_tag, comm_);
       if (!i) --active;

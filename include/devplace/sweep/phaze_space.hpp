@@ -3,23 +3,29 @@
 /// The `phaze` generator: PHAZE accelerator configurations × operator graphs × device counts
 /// (docs/phaze.md, docs/sweep.md). Every point is `phaze::evaluate_architecture` of one
 /// configuration on one graph at one K (the placement DP over the micro-batch sizes, both
-/// activation policies and the HBM sizes; layers list-scheduled), i.e. an exhaustive architecture
-/// sweep with no hysteresis stop.
+/// activation policies and the HBM sizes; layers list-scheduled, or by the per-layer ILP), i.e.
+/// an exhaustive architecture sweep with no hysteresis stop.
 ///
 ///   "space": {"cores": "cores.json",             PHAZE's configurations with their areas, or
 ///             "configurations": [{...}, ...],    the same objects inline (one of the two)
 ///             "graphs": ["bert_large_mbs4.json"],
 ///             "devices": [1024], "batch": 4096,  K values; global batch B · b (samples)
 ///             "layers": 24, "micro_batches": [1, 2, 4, 8], "hbm_gib": [32, 64, 80],
-///             "bandwidth_gbps": 4.294967296}     (optional, PHAZE's defaults as shown)
+///             "bandwidth_gbps": 4.294967296,     (optional, PHAZE's defaults as shown)
+///             "ilp_time_limit_s": 0}             per layer pass; > 0: the per-layer scheduling
+///                                                ILP (the program's solver, prepare_context)
 ///
-/// Point order: graph, then K, then configuration (file order, fastest).
+/// Point order: graph, then K, then configuration (file order, fastest). The points of a space
+/// share one `phaze::evaluation_cache` per process (schedules and placements keyed by exactly
+/// what they read; the results are those without it), and a run of configurations that differ
+/// only in the global buffer and the area (which the evaluation does not read) is one `group`.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "devplace/io/read_graph.hpp"
 #include "devplace/phaze/cores_json.hpp"
+#include "devplace/phaze/evaluation_cache.hpp"
 #include "devplace/phaze/workload.hpp"
 #include "devplace/sweep/space.hpp"
 
@@ -34,7 +40,10 @@ struct phaze_data {
   std::vector<phaze::layer_split> splits;
   std::vector<phaze::core_config> configs;
   std::vector<std::size_t> devices;
+  std::vector<std::size_t> group_start;  ///< per configuration: the first of its run (same cores and arrays)
   phaze::architecture_options options;
+  prepare_context::ilp_type ilp;         ///< set when the per-layer ILP runs
+  mutable phaze::evaluation_cache cache;
 };
 
 inline json phaze_config_json(const phaze::core_config& c) {
@@ -55,13 +64,25 @@ inline std::vector<phaze::core_config> phaze_configs(const io::detail::reader& r
   return out;
 }
 
-inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f) {
+/// Per configuration, the first configuration of its run of equal {num_tc, num_vc, PE_x, PE_y}.
+inline std::vector<std::size_t> phaze_groups(const std::vector<phaze::core_config>& configs) {
+  std::vector<std::size_t> start(configs.size(), 0);
+  for (std::size_t c = 1; c < configs.size(); ++c) {
+    const auto &a = configs[c - 1], &b = configs[c];
+    const bool same = a.num_tc == b.num_tc && a.num_vc == b.num_vc && a.pe_x == b.pe_x && a.pe_y == b.pe_y;
+    start[c] = same ? start[c - 1] : c;
+  }
+  return start;
+}
+
+inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f, const prepare_context& ctx) {
   const io::detail::reader rd(f.file);
   const std::string p = "/space";
   known_fields(rd, f.space, p, {"cores", "configurations", "graphs", "devices", "batch", "layers", "micro_batches",
-                                "hbm_gib", "bandwidth_gbps"});
+                                "hbm_gib", "bandwidth_gbps", "ilp_time_limit_s"});
   auto d = std::make_shared<phaze_data>();
   d->configs = phaze_configs(rd, f);
+  d->group_start = phaze_groups(d->configs);
   d->graph_names = strings(rd, f.space, "graphs", p);
   std::size_t blocks = 24;
   if (const json* l = io::detail::reader::optional(f.space, "layers")) {
@@ -89,23 +110,32 @@ inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f) {
   if (const json* bw = io::detail::reader::optional(f.space, "bandwidth_gbps"))
     o.placement.bandwidth_gbps = rd.positive(*bw, "/space/bandwidth_gbps");
   o.workload.layers = blocks;
+  o.workload.scheduling.ilp_time_limit_s = 0;
+  if (const json* t = io::detail::reader::optional(f.space, "ilp_time_limit_s")) {
+    o.workload.scheduling.ilp_time_limit_s = rd.non_negative(*t, "/space/ilp_time_limit_s");
+    if (o.workload.scheduling.ilp_time_limit_s > 0 && !ctx.ilp)
+      rd.fail("/space/ilp_time_limit_s", "the per-layer ILP needs an ILP solver, which this program does not have");
+    if (o.workload.scheduling.ilp_time_limit_s > 0) d->ilp = ctx.ilp;
+  }
   return d;
 }
 
-inline json phaze_plan_json(const phaze::architecture_result& r) {
+inline json phaze_plan_json(const phaze::architecture_result& r, bool ilp) {
   const auto& p = r.plan;
   if (!p.has_solution()) return json::object();
-  return {{"samples_per_s", p.samples_per_s}, {"time_per_batch_ms", p.time_per_batch_ms}, {"p", p.pipeline_stages()},
+  json j{{"samples_per_s", p.samples_per_s}, {"time_per_batch_ms", p.time_per_batch_ms}, {"p", p.pipeline_stages()},
           {"d", p.data_parallel}, {"t", p.tensor_width}, {"micro_batch", p.micro_batch}, {"recompute", p.recompute},
           {"hbm_bytes", r.hbm_bytes}, {"max_load_ms", p.max_load_ms}, {"resync_ms", p.resync_ms},
           {"devices_used", p.devices_used}};
+  if (ilp) j["proved_passes"] = r.report.proved_passes();
+  return j;
 }
 
 }  // namespace detail
 
 /// The `phaze` generator's `prepare`.
-[[nodiscard]] inline point_space prepare_phaze_space(const space_file& f) {
-  const auto d = detail::read_phaze_data(f);
+[[nodiscard]] inline point_space prepare_phaze_space(const space_file& f, const prepare_context& ctx = {}) {
+  const auto d = detail::read_phaze_data(f, ctx);
   const std::size_t nc = d->configs.size(), nk = d->devices.size();
   point_space s;
   s.size = d->graphs.size() * nk * nc;
@@ -118,9 +148,12 @@ inline json phaze_plan_json(const phaze::architecture_result& r) {
     const std::size_t c = i % nc, k = (i / nc) % nk, g = i / (nc * nk);
     auto o = d->options;
     o.placement.devices = d->devices[k];
-    const auto r = phaze::evaluate_architecture(d->graphs[g], d->splits[g], d->configs[c], o);
-    return point_result{std::string(to_string(r.plan.status)), detail::phaze_plan_json(r)};
+    o.workload.cache = &d->cache;
+    const auto r = d->ilp ? phaze::evaluate_architecture(d->graphs[g], d->splits[g], d->configs[c], o, function_solver{d->ilp})
+                          : phaze::evaluate_architecture(d->graphs[g], d->splits[g], d->configs[c], o);
+    return point_result{std::string(to_string(r.plan.status)), detail::phaze_plan_json(r, static_cast<bool>(d->ilp))};
   };
+  s.group = [d, nc](std::size_t i) { return i - i % nc + d->group_start[i % nc]; };
   return s;
 }
 

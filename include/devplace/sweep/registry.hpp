@@ -1,7 +1,8 @@
 #pragma once
 /// \file sweep/registry.hpp
 /// The table of sweep generators, by the name a space file's `generator` field gives. Adding one:
-/// write `sweep/<name>_space.hpp` with `point_space prepare_<name>_space(const space_file&)`
+/// write `sweep/<name>_space.hpp` with `point_space prepare_<name>_space(const space_file&, const
+/// prepare_context&)`
 /// (points in a fixed order, `inputs` and `evaluate` pure functions of the index), include it
 /// here and add its row to `generators()`.
 #include <span>
@@ -32,16 +33,16 @@ namespace devplace::sweep {
   return nullptr;
 }
 
-/// Prepares the space of `f` with the generator it names. Throws io::input_error (an unknown
-/// generator is reported at `/generator` with the known names).
-[[nodiscard]] inline point_space prepare(const space_file& f) {
+/// Prepares the space of `f` with the generator it names, given `ctx`. Throws io::input_error (an
+/// unknown generator is reported at `/generator` with the known names).
+[[nodiscard]] inline point_space prepare(const space_file& f, const prepare_context& ctx = {}) {
   const auto* g = find_generator(f.generator);
   if (!g) {
     std::string all;
     for (const auto& x : generators()) all += (all.empty() ? "" : ", ") + std::string(x.name);
     throw io::input_error(f.file, "/generator", "unknown generator '" + f.generator + "' (expected one of " + all + ")");
   }
-  return g->prepare(f);
+  return g->prepare(f, ctx);
 }
 
 }  // namespace devplace::sweep

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devplace/ilp/concepts.hpp"
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/error.hpp"
 
@@ -47,10 +48,30 @@ struct point_result {
 
 /// A space ready to run: `size` points, each described and evaluated by a pure, thread-safe
 /// function of its index. `evaluate` may throw; the driver records that as status `error`.
+/// `group` (optional) says which points share work: consecutive points with the same group
+/// number are best evaluated one after another by one process (the generator keeps what they
+/// share), and the driver hands such a run of points to one rank or thread. It never changes a
+/// result.
 struct point_space {
   std::size_t size = 0;
   std::function<json(std::size_t)> inputs;
   std::function<point_result(std::size_t)> evaluate;
+  std::function<std::size_t(std::size_t)> group;
+};
+
+/// An ILP solver behind a function (an `ilp::ilp_solver`), so that a program can give the
+/// generators the backend it links without the generators including one.
+struct function_solver {
+  using function = std::function<ilp::solution(const ilp::model&, const ilp::solve_options&)>;
+  function solve_with;
+  [[nodiscard]] ilp::solution solve(const ilp::model& m, const ilp::solve_options& o) const { return solve_with(m, o); }
+};
+
+/// What a program gives the generators beyond the space file.
+struct prepare_context {
+  using ilp_type = function_solver::function;
+  /// The ILP solver for points that solve ILPs (`phaze` with `ilp_time_limit_s`); empty: none.
+  ilp_type ilp;
 };
 
 /// A named generator: `prepare` reads the space file's `space` part (throwing io::input_error
@@ -58,7 +79,7 @@ struct point_space {
 struct generator {
   std::string_view name;
   std::string_view summary;
-  point_space (*prepare)(const space_file&);
+  point_space (*prepare)(const space_file&, const prepare_context&);
 };
 
 /// Reads a space file's envelope (format, generator, name, space). Throws io::input_error.
