@@ -1,6 +1,6 @@
 // The PHAZE generator's shared evaluation cache (phaze/evaluation_cache.hpp) changes no result:
-// on PHAZE's cores.json × BERT-Large (read from ../shared; skipped when missing), the first 100
-// points and 200 seeded-random ones, evaluated in order by one prepared space (one cache for
+// on PHAZE's cores.json × BERT-Large (read from ../shared; skipped when missing), the first 40
+// points and 60 seeded-random ones, evaluated in order by one prepared space (one cache for
 // all), give the JSON lines (time fields aside) that a fresh one-point space gives for each (a
 // cache of its own, as a fresh process per point); the same for 20 points with the per-layer ILP
 // when GLPK is there. K = 64 keeps the placement DP (linear in K) short; the keys do not depend
@@ -94,9 +94,9 @@ void check_against_fresh(const std::vector<std::size_t>& points, const sweep::pr
 
 }  // namespace
 
-TEST_CASE("sweep: phaze lines with the shared cache equal a fresh space per point (first 100, 200 random)") {
+TEST_CASE("sweep: phaze lines with the shared cache equal a fresh space per point (first 40, 60 random)") {
   if (!test::require_path(cores_file)) return;
-  check_against_fresh(sample(100, 200, 29360, 20261128), {}, 0, "phaze_cache");
+  check_against_fresh(sample(40, 60, 29360, 20261128), {}, 0, "phaze_cache");
 }
 
 #ifdef DEVPLACE_HAS_GLPK
