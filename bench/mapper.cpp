@@ -5,7 +5,7 @@
 //
 // Per case: time to a proved optimum (or the timeout), nodes explored, objective, proved lower bound,
 // and the speedup of the objective over CS map and over the better of CS / p2p map. A markdown table
-// is printed at the end (docs/mapping.md). Environment: DEVPLACE_BENCH_MAP_TIMEOUT (seconds per
+// is printed at the end (docs/mapping-results.md). Environment: DEVPLACE_BENCH_MAP_TIMEOUT (seconds per
 // case, default 10), DEVPLACE_BENCH_MAP_THREADS (default 2).
 //
 // DEVPLACE_BENCH_MAP_SIZES (default "64") picks the device counts: 64 as above; 256 adds the

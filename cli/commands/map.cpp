@@ -1,5 +1,6 @@
 // devplace map --graph G --topology T --plan P.json [--cost iteration|auto|p2p|allreduce|combined] [--threads N]
-//              [--timeout SECONDS] [--polish-share F] [--baseline cs|p2p|random] [--seed N] [--out plan.json]
+//              [--timeout SECONDS] [--polish-share F] [--oracles default|none|NAME,NAME...] [--baseline cs|p2p|random]
+//              [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
 // and the mapping figures.
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "commands/commands.hpp"
@@ -35,6 +37,7 @@ struct map_args {
   double timeout = std::numeric_limits<double>::infinity();
   double polish_share = 0.5;  // of --timeout, for the simulation polish of --cost iteration (0: none)
   std::uint64_t seed = 1;
+  std::string oracles = "default";  ///< the mapper's target oracles (map/oracle.hpp)
 };
 
 /// The default's last step: the simulation polish (sim/polish.hpp) of the fastest simulated of
@@ -116,7 +119,8 @@ inline void run_map(const map_args& a, std::ostream& os) {
     const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages),
                                      {.micro_batches = MB, .recompute = recompute, .blocking_sends = blocking},
-                                     {.threads = a.threads, .timeout_s = std::max(0.0, left) * (1 - a.polish_share), .seed = a.seed});
+                                     {.threads = a.threads, .timeout_s = std::max(0.0, left) * (1 - a.polish_share),
+                                      .oracles = parse_oracles(a.oracles), .seed = a.seed});
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;
     m.method = "combined+local_search";
@@ -139,8 +143,13 @@ inline void run_map(const map_args& a, std::ostream& os) {
     m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
     const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = std::max(0.0, left), .seed = a.seed,
-                                       .micro_batches = MB});
+    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = std::max(0.0, left),
+                                       .oracles = parse_oracles(a.oracles), .seed = a.seed, .micro_batches = MB});
+    os << "oracles        ";
+    if (r.oracles.empty()) os << " none";
+    for (const auto& x : r.oracles)
+      os << ' ' << x.name << " asked " << x.asked << ", found " << x.found << ", refuted " << x.refuted << ';';
+    os << '\n';
     p.device_of = r.device_of;
     m.objective_ms = r.objective_ms;
     m.lower_bound_ms = r.lower_bound_ms;
@@ -182,6 +191,20 @@ void register_map(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Targets searched at once [hardware concurrency]");
   cmd->add_option("--timeout", a->timeout, "Stop after this many seconds with the best mapping found [none]")
       ->check(seconds_validator());
+  cmd->add_option("--oracles", a->oracles,
+                  "Target oracles of the mapper, in the order asked: a portfolio (default, none, copies, rings) or names "
+                  "from group_cover, quotient_copy, line_ring, quotient_ring, copy_cover, ring_cover, comma-separated")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            try {
+              (void)parse_oracles(v);
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "PORTFOLIO"))
+      ->capture_default_str();
   cmd->add_option("--baseline", a->baseline, "Use a baseline map instead of searching")
       ->check(CLI::IsMember({"cs", "p2p", "random"}));
   cmd->add_option("--seed", a->seed, "Seed of the random map")->capture_default_str();

@@ -16,6 +16,7 @@
 #include "devplace/map/mapping_result.hpp"
 #include "devplace/map/mapping_search.hpp"
 #include "devplace/map/neighbourhood_search.hpp"
+#include "devplace/map/oracle.hpp"
 #include "devplace/map/ring_bound.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/map/symmetry.hpp"

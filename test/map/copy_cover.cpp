@@ -221,7 +221,7 @@ TEST_CASE("mapper: an 8 x 8 mesh tiled by 16 T-shaped copies is proved optimal")
   test::check_valid_mapping(g, 64, r);
   CHECK(r.status == status::optimal);
   CHECK(r.objective_ms == doctest::Approx(by_hand).epsilon(1e-12));
-  CHECK(r.searches_by_copy_cover >= 1);
+  CHECK(r.answered_by("copy_cover") >= 1);
   // every copy is a T: its centre one hop from each of its three leaves
   for (std::size_t q = 0; q < 16; ++q)
     for (std::size_t k = 1; k < 4; ++k) CHECK(L.ms_per_byte(r.device_of[0][q], r.device_of[k][q]) == L.ms_per_byte(0, 1));
@@ -502,7 +502,7 @@ TEST_CASE("mapping_search: on twin classes the copy cover answers every target e
     const link_costs L(copy_cover_test::some_twin_topology(rng, D, it));
     const double opt = test::brute_force(g, L, p2p_cost{});
     // the node-group cover (which answers first on random_blk_1) off: the copy cover is tested here
-    const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.restarts = false, .group_cover = false});
+    const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.restarts = false, .oracles = oracles_without({"group_cover"})});
     {
       std::vector<std::vector<std::size_t>> deps;
       for (std::size_t v = 0; v < g.vertices(); ++v) deps.push_back(p2p_cost{}.dependencies(g, v));
@@ -531,7 +531,7 @@ TEST_CASE("mapper: on twin classes, with the copy cover answering, objective and
     // without local search, and on every other instance from the weaker bound of eq. 10: more targets searched
     const auto r = map_devices(g, L, p2p_cost{},
                                {.threads = 1 + unsigned(it % 2), .assignment_bound = it % 4 < 2, .restarts = it % 3 == 0,
-                                .group_cover = false, .local_search = false});
+                                .oracles = oracles_without({"group_cover"}), .local_search = false});
     CAPTURE(it);
     CAPTURE(S);
     CAPTURE(R);
@@ -539,7 +539,7 @@ TEST_CASE("mapper: on twin classes, with the copy cover answering, objective and
     CHECK(r.status == status::optimal);
     CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
     CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
-    by_cover += r.searches_by_copy_cover;
+    by_cover += test::by_copy_oracles(r);
     searches += r.searches;
   }
   CHECK(by_cover > 20);

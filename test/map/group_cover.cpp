@@ -257,7 +257,7 @@ TEST_CASE("mapper: on topologies of nodes, with the group cover answering, objec
     const double opt = test::brute_force(g, L, p2p_cost{});
     // the other covers off on every other instance: the group cover and the depth-first search answer
     const auto r = map_devices(g, L, p2p_cost{},
-                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 == 0, .copy_cover = it % 2 == 0,
+                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 == 0, .oracles = it % 2 == 0 ? default_oracles() : oracles_without({"copy_cover"}),
                                 .local_search = false, .neighbourhood_search = false});
     CAPTURE(it);
     CAPTURE(S);
@@ -267,10 +267,10 @@ TEST_CASE("mapper: on topologies of nodes, with the group cover answering, objec
     CHECK(r.objective_ms == doctest::Approx(opt).epsilon(1e-9));
     CHECK(r.lower_bound_ms <= opt * (1 + 1e-12));
     // the targets of the same search answered by the group cover
-    const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.copy_cover = false});
+    const mapping_search<p2p_cost> s(g, L, p2p_cost{}, {.oracles = oracles_without({"copy_cover"})});
     const auto a = s.search(opt);
     CHECK(a.found);
-    by_groups += a.by_group_cover;
+    by_groups += a.oracle == "group_cover";
   }
   CHECK(by_groups > 60);
   MESSAGE("mapper on nodes: targets at the optimum answered by the group cover " << by_groups << " of 80");

@@ -390,7 +390,7 @@ TEST_CASE("mapper: allreduce on lines of nodes, with the line ring cover, object
     const double opt = test::brute_force(g, L, allreduce_cost{});
     // the ring cover off on most instances: the line ring and the depth-first search answer
     const auto r = map_devices(g, L, allreduce_cost{},
-                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 != 0, .ring_cover = it % 4 == 0,
+                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 != 0, .oracles = it % 4 == 0 ? default_oracles() : oracles_without({"ring_cover", "quotient_ring"}),
                                 .local_search = false, .neighbourhood_search = false});
     CAPTURE(it);
     test::check_proved_optimum(g, D, r, opt);
@@ -414,7 +414,7 @@ TEST_CASE("mapper: random_blk_2 with rings of 16 is proved by the line ring cove
     CHECK(q.solve(r.objective_ms * (1 - 1e-9)).answer == detail::line_ring_answer::kind::none);
     CHECK(q.solve(r.objective_ms).answer == detail::line_ring_answer::kind::relaxed_found);
     // and without it the mapper finds nothing better
-    const auto off = map_devices(g, L, allreduce_cost{}, {.threads = 2, .timeout_s = 1, .line_ring = false});
+    const auto off = map_devices(g, L, allreduce_cost{}, {.threads = 2, .timeout_s = 1, .oracles = oracles_without({"line_ring"})});
     CHECK(off.objective_ms >= r.objective_ms * (1 - 1e-12));
   }
 }

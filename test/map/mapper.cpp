@@ -351,8 +351,8 @@ TEST_CASE("mapping_search: p2p domain filtering and free-link pruning keep every
     const link_costs L(random_topology(rng, D, test::all_topo_kinds[it % 4]));
     const double opt = brute_force(g, L, p2p_cost{});
     // the depth-first search itself: the copy cover would answer these targets otherwise
-    const mapping_search<p2p_cost> on(g, L, p2p_cost{}, {.domain_filtering = true, .free_link_pruning = true, .copy_cover = false});
-    const mapping_search<p2p_cost> off(g, L, p2p_cost{}, {.domain_filtering = false, .free_link_pruning = false, .copy_cover = false});
+    const mapping_search<p2p_cost> on(g, L, p2p_cost{}, {.domain_filtering = true, .free_link_pruning = true, .oracles = oracles_without({"copy_cover"})});
+    const mapping_search<p2p_cost> off(g, L, p2p_cost{}, {.domain_filtering = false, .free_link_pruning = false, .oracles = oracles_without({"copy_cover"})});
     std::uniform_real_distribution<double> frac(0.5, 1.3);
     std::vector<double> targets{opt, opt * (1 - 1e-6), on.initial_lower_bound()};
     for (int k = 0; k < 4; ++k) targets.push_back(opt * frac(rng));

@@ -165,11 +165,11 @@ TEST_CASE("mapper: p2p on lines of nodes, with the quotient copy cover, objectiv
     // every third instance with tiny limits: the cover's listing stops, the other searches answer
     const std::uint64_t nodes = it % 3 == 2 ? 1 + rng() % 40 : 1'000'000;
     const auto r = map_devices(g, L, p2p_cost{},
-                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 != 0, .copy_cover = it % 2 == 0,
+                               {.threads = 1 + unsigned(it % 2), .restarts = it % 3 != 0, .oracles = it % 2 == 0 ? default_oracles() : oracles_without({"copy_cover"}),
                                 .copy_cover_nodes = nodes, .local_search = false, .neighbourhood_search = false});
     CAPTURE(it);
     test::check_proved_optimum(g, D, r, opt);
-    by_cover += r.searches_by_copy_cover;
+    by_cover += r.answered_by("quotient_copy") + r.answered_by("copy_cover");
   }
   CHECK(by_cover > 40);
   MESSAGE("mapper with the quotient copy cover: " << by_cover << " targets answered by a cover");
@@ -190,7 +190,7 @@ TEST_CASE("quotient copy: targets at and around the optimum decided exactly on 1
     const detail::quotient_copy_search q(g, L, detail::find_link_classes(L));
     if (!q.applies()) continue;
     const auto oracle = map_devices(g, L, p2p_cost{},
-                                    {.threads = 1, .timeout_s = 20, .group_cover = false, .quotient_copy = false,
+                                    {.threads = 1, .timeout_s = 20, .oracles = oracles_without({"group_cover", "quotient_copy"}),
                                      .local_search = false, .neighbourhood_search = false});
     if (!oracle.optimal) continue;
     const double opt = oracle.objective_ms;

@@ -28,10 +28,9 @@
 ///     smallest of its orbit under the stabiliser of the first.
 /// A failed complete search returns the smallest value that pruned it, a proved lower bound > t
 /// (every mapping is pruned on its path by a value ≤ its objective): the bracket jumps to it.
-/// Where the copies talk only inside themselves (p2p with equal replica counts; `copy_cover`),
-/// a target is also answered as an exact cover / packing of the devices by R copy embeddings
-/// listed within t (map/detail/copy_cover.hpp), taking turns with the depth-first runs; a failed
-/// cover certifies the next value at which the listing changes, the same way.
+/// Target oracles (`oracles`, map/oracle.hpp: the covers of docs/mapping-oracles.md) answer
+/// targets before and between the depth-first runs where their model form and topology allow: a
+/// mapping, or a refutation with a proved next bound that the bracket jumps to the same way.
 ///
 /// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
 /// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
@@ -68,6 +67,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -139,6 +139,7 @@ class bracket_search {
     if (failure_) std::rethrow_exception(failure_);
     if (!timed_out_ && clock::now() >= deadline_ && t_r_ - t_l_ > eps()) timed_out_ = true;
     deadline_ = end;
+    res_.oracles = search_->oracle_statistics();  // the bracket's searches (not the settle search)
     if (t_r_ - t_l_ <= eps() && std::isfinite(t_r_) && o_.settle_nodes > 0) settle();
     if (lns && t_r_ - t_l_ > eps()) neighbourhood(o_.local_search ? end - limit / 16 : end);  // unproved
     if (o_.local_search && t_r_ - t_l_ > eps()) polish(best_, end);  // unproved: improve the incumbent
@@ -267,7 +268,7 @@ class bracket_search {
     // targets (map/detail/quotient_copy.hpp): its cost grows steeply with the target (the
     // listing grows, the relaxation weakens) and it refutes low targets cheaply, while mappings
     // near the incumbent come from the depth-first runs, the descent and the local search.
-    const double at = search_->quotient_copy_applies() ? 0.25 : 0.5;
+    const double at = search_->oracle_applies("quotient_copy") ? 0.25 : 0.5;
     for (std::size_t i = 0; i + 1 < pts.size(); ++i)
       if (pts[i + 1] - pts[i] > best_gap) best_gap = pts[i + 1] - pts[i], target = pts[i] + at * (pts[i + 1] - pts[i]);
     return best_gap > eps() && target > pts.front() ? target : -1;
@@ -305,9 +306,6 @@ class bracket_search {
   void absorb(job& j, bool final) {
     if (j.error && !failure_) failure_ = j.error;
     res_.nodes_explored += j.out.nodes;
-    if (j.out.by_copy_cover) ++res_.searches_by_copy_cover;
-    if (j.out.by_ring_cover) ++res_.searches_by_ring_cover;
-    if (j.out.by_group_cover) ++res_.searches_by_group_cover;
     if (j.out.found) {
       if (j.out.objective_ms < t_r_) t_r_ = j.out.objective_ms, best_ = j.out.dev;
     } else if (j.out.completed) {
@@ -376,6 +374,7 @@ class bracket_search {
     res_.optimal = e.objective_ms - t_l_ <= std::max(o_.epsilon_abs, o_.epsilon * std::abs(e.objective_ms));
     res_.status = res_.optimal ? status::optimal : timed_out_ ? status::time_limit : status::feasible;
     res_.time_s = std::chrono::duration<double>(clock::now() - t0_).count();
+    if (search_ && res_.oracles.empty()) res_.oracles = search_->oracle_statistics();
     return res_;
   }
 
@@ -411,6 +410,7 @@ template <mapping_cost_model C>
                                          const mapper_options& o = {}) {
   detail::check_mapper_devices(L.devices());
   detail::check_mapping_fits(g, L.devices());
+  detail::check_oracles(o);
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 

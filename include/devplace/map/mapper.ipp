@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "devplace/map/mapper.hpp"
 
@@ -45,6 +46,7 @@ mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapp
       part.local_search = false;
       std::uint64_t nodes = 0;
       std::size_t changes = 0;
+      std::vector<oracle_stats> stats;  // the warm starts' oracles
       // Each optimum is offered as found and polished under its own model (moves and swaps, to
       // the half of the limit): one of the two is often the better start under the combined model
       // (random_blk_2 (4, 16): the polished allreduce optimum at 1,108 ms combined, the raw one at
@@ -53,6 +55,7 @@ mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapp
         if (!m.has_solution()) return;
         rest.warm_starts.push_back(flatten(g, m.device_of));
         nodes += m.nodes_explored, changes += m.local_search_changes;
+        add_oracle_stats(stats, m.oracles);
         if (!o.local_search) return;
         auto p = improve_mapping_flat(g, L, model, std::span<const std::size_t>(rest.warm_starts.back()), {.deadline = at(0.5)});
         if (p.moves + p.swaps > 0) rest.warm_starts.push_back(std::move(p.dev));
@@ -63,6 +66,7 @@ mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapp
       auto r = map_devices(g, L, combined_cost{.micro_batches = o.micro_batches, .ring = ring}, rest);
       r.time_s = std::chrono::duration<double>(clock::now() - t0).count();  // the whole run, warm starts included
       r.nodes_explored += nodes, r.local_search_changes += changes;
+      add_oracle_stats(r.oracles, stats);
       return r;
     }
     default: return map_devices(g, L, p2p_cost{}, o);

@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
+#include "devplace/map/oracle.hpp"
 
 namespace devplace {
 
@@ -44,46 +46,18 @@ struct mapper_options {
   /// their unplaced neighbours on the fastest links to *free* devices, and count the free devices
   /// near the new one that no unplaced vertex can take within the target (needs `extra_pruning`)
   bool free_link_pruning = true;
-  /// Models whose replica copies are interchangeable and talk only inside their copy (p2p with
-  /// equal replica counts): answer each target first by listing every copy embedding within it
-  /// and searching R device-disjoint ones (an exact cover of the devices, a packing when
-  /// S·R < D; on a topology with twins, up to twin permutations: count vectors covering the
-  /// twin classes); when the limits below are reached the depth-first search answers instead
-  /// (docs/mapping.md, "Algorithm 2", copy cover)
-  bool copy_cover = true;
-  /// The allreduce model without latency, equal replica counts, every stage with parameters: answer
-  /// each target first by listing every device set that holds a ring within the loosest stage's
-  /// threshold and covering the devices with S of them that the stages can take (nested
-  /// thresholds: Hall's condition on levels), with the copy cover's limits below
-  /// (docs/mapping.md, "Ring cover")
-  bool ring_cover = true;
-  /// p2p with equal replica counts on a topology of nodes (one cost inside each node, one between
-  /// nodes, no latency: random_blk_1, two-level systems): answer each target first by the
-  /// node-group cover (map/detail/group_cover.hpp): a copy's partitions into groups that share a
-  /// node, R of them packed into the nodes; within `max_copy_embeddings` count vectors and
-  /// `copy_cover_nodes` nodes of the packing, otherwise the searches below answer
-  bool group_cover = true;
-  /// allreduce (where the ring cover applies) on a topology of link classes — sets of devices
-  /// whose links to every device outside cost the same, such as the nodes of random_blk_2 — with
-  /// symmetric links and at most 256 devices (classes of at most 16): refute each target first, where it can, by the
-  /// ring cover on the classes with the links inside each class relaxed to its cheapest
-  /// (map/detail/quotient_ring.hpp), within the copy cover's limits below
-  bool quotient_ring = true;
-  /// allreduce (where the ring cover is exact, any number of replicas) on a topology of link
-  /// classes whose costs lie along a line (Robinsonian: random_blk_2, chains of nodes), symmetric
-  /// links, at most 512 devices: answer each target first, where it can, by the line ring cover
-  /// (map/detail/line_ring.hpp), which decides the relaxation of the links inside each class
-  /// exactly by a walk along the line, within min(`copy_cover_nodes`, 2^18) classes entered
-  bool line_ring = true;
-  /// p2p with equal replica counts on a topology of link classes where the node-group cover does
-  /// not apply (random_blk_2, DGX-1 clusters), symmetric links without latency, at most 256
-  /// devices: answer each target first, where it can, by the copy cover on the classes with the
-  /// links inside each class relaxed to its cheapest and an exact realisation on the real links
-  /// (map/detail/quotient_copy.hpp), within 8 × `copy_cover_nodes` steps of its listing and as many of its realisation
-  bool quotient_copy = true;
-  std::size_t max_copy_embeddings = 200'000;    ///< embeddings listed per target (also ≤ 256 MB)
-  /// Nodes of the listing, and of the cover, per target (the most of its turns, see mapping_search)
-  std::uint64_t copy_cover_nodes = 1'000'000;  // (both covers)
+  /// The target oracles that answer targets before and between the depth-first runs, in order,
+  /// each in its phase and with its node limit (map/oracle.hpp, docs/mapping-oracles.md): by
+  /// default every built-in cover, each where its model form and topology allow.
+  /// `oracle_portfolio("none")`: the depth-first search alone.
+  std::vector<oracle_spec> oracles = default_oracles();
+  /// A user's oracles, joining the portfolio where `oracles` names them.
+  std::vector<custom_oracle> custom_oracles;
+  /// Rows an oracle lists per target (copy embeddings, rings, count vectors; also ≤ 256 MB)
+  std::size_t max_copy_embeddings = 200'000;
+  /// The node limit per target of an oracle whose spec gives none (each cover scales it into its
+  /// listing, packing and realisation limits: docs/mapping-oracles.md)
+  std::uint64_t copy_cover_nodes = 1'000'000;
   std::uint64_t seed = 1;                     ///< random baseline map
   /// MB of `cost_choice::combined` (its allreduce is amortised over MB): the simulation's MB
   /// (simulation_options::micro_batches) when the mapping is to match the simulated iteration.
@@ -118,9 +92,7 @@ struct target_search_result {
   /// When completed without finding: every mapping has objective ≥ this (and it is > t).
   double next_lower_bound_ms = std::numeric_limits<double>::infinity();
   std::uint64_t nodes = 0;       ///< placements tried
-  bool by_copy_cover = false;    ///< answered by the copy-cover search (`mapper_options::copy_cover`)
-  bool by_ring_cover = false;    ///< answered by the ring-cover search (`mapper_options::ring_cover`, or its `quotient_ring`)
-  bool by_group_cover = false;   ///< answered by the node-group cover (`mapper_options::group_cover`)
+  std::string oracle;            ///< the oracle that answered (map/oracle.hpp); empty: the depth-first search
 };
 
 }  // namespace devplace

@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "devplace/map/baselines.hpp"
+#include "devplace/map/oracle.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/status.hpp"
 #include "devplace/topology/device_limit.hpp"
@@ -55,9 +58,8 @@ struct mapping_result {
   std::uint64_t nodes_explored = 0;
   std::size_t searches = 0;                      ///< inner searches started
   std::size_t searches_timed_out = 0;            ///< stopped by target_timeout_s
-  std::size_t searches_by_copy_cover = 0;        ///< answered by the copy-cover search (mapper_options::copy_cover)
-  std::size_t searches_by_ring_cover = 0;        ///< answered by the ring-cover search (mapper_options::ring_cover)
-  std::size_t searches_by_group_cover = 0;       ///< answered by the node-group cover (mapper_options::group_cover)
+  /// What every oracle of the portfolio that applied did (mapper_options::oracles, map/oracle.hpp)
+  std::vector<oracle_stats> oracles;
   std::size_t local_search_changes = 0;          ///< moves and swaps the incumbent improvement accepted
   std::size_t neighbourhood_changes = 0;         ///< sub-mappings the large-neighbourhood search accepted
   /// Proved optimal, and the mapping is the one a fresh search found at the optimum
@@ -68,6 +70,12 @@ struct mapping_result {
 
   /// Whether a mapping is attached (always, once the bracket had a baseline).
   [[nodiscard]] bool has_solution() const noexcept { return !device_of.empty(); }
+  /// Searches the oracle `name` answered (found or refuted); 0 when it did not apply.
+  [[nodiscard]] std::size_t answered_by(std::string_view name) const noexcept {
+    for (const auto& x : oracles)
+      if (x.name == name) return x.answered();
+    return 0;
+  }
 };
 
 }  // namespace devplace

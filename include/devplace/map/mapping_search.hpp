@@ -6,27 +6,24 @@
 /// of targets t, from any number of threads (`search` is const). Its options are in
 /// map/mapper_options.hpp; the state of one depth-first search (allowed devices, the partial
 /// mapping, the counting check) is in map/detail/search_state.hpp, the reach tables of its
-/// Warnsdorff order in map/detail/warnsdorff.hpp; the copy-cover search that
-/// takes turns with it where it applies (`mapper_options::copy_cover`) in map/detail/copy_cover.hpp,
-/// its turns in map/detail/copy_cover_turns.hpp.
+/// Warnsdorff order in map/detail/warnsdorff.hpp; the target oracles asked before and between
+/// its depth-first runs (`mapper_options::oracles`) in map/detail/oracle_portfolio.hpp.
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -35,12 +32,7 @@
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/component_bounds.hpp"
-#include "devplace/map/detail/copy_cover_turns.hpp"
-#include "devplace/map/detail/group_cover.hpp"
-#include "devplace/map/detail/line_ring.hpp"
-#include "devplace/map/detail/quotient_copy.hpp"
-#include "devplace/map/detail/quotient_ring.hpp"
-#include "devplace/map/detail/ring_cover.hpp"
+#include "devplace/map/detail/oracle_portfolio.hpp"
 #include "devplace/map/detail/p2p_pruning.hpp"
 #include "devplace/map/detail/search_state.hpp"
 #include "devplace/map/detail/warnsdorff.hpp"
@@ -74,14 +66,15 @@ class mapping_search {
       throw std::invalid_argument("mapping: " + std::to_string(g.stages()) + " stages x " +
                                   std::to_string(g.replicas()) + " replicas need " + std::to_string(V_) +
                                   " devices, the topology has " + std::to_string(D_));
+    detail::check_oracles(o);
     check_mask_ = D_ >= 128 ? 15 : 1023;
     ready_ = setup();
   }
 
   /// Whether the precomputation finished before its deadline (else `search` does nothing).
   [[nodiscard]] bool ready() const noexcept { return ready_; }
-  /// Whether the quotient copy cover (map/detail/quotient_copy.hpp) answers targets first.
-  [[nodiscard]] bool quotient_copy_applies() const noexcept { return quotient_copy_.has_value(); }
+  /// Whether the portfolio holds the oracle `name` (it applies to the model and topology).
+  [[nodiscard]] bool oracle_applies(std::string_view name) const { return oracles_.has(name); }
 
   /// t_l0: the bottleneck-assignment bound (or eq. 10/11 with `assignment_bound = false`).
   [[nodiscard]] double initial_lower_bound() const noexcept { return lb0_; }
@@ -105,15 +98,12 @@ class mapping_search {
                                             std::uint64_t node_limit = 0) const {
     target_search_result total;
     if (!ready_) return total;
-    // On a topology of nodes (p2p, map/detail/group_cover.hpp) the node-group cover answers first
-    // when it can within its limits; otherwise the searches below answer the target.
-    if (group_cover_ && answer_by_groups(target, stop, deadline, total)) return total;
-    // On a topology of link classes (p2p, map/detail/quotient_copy.hpp) the quotient copy cover
-    // answers first when it can within its limits.
-    if (quotient_copy_ && answer_by_quotient_copy(target, stop, deadline, total)) return total;
-    // Allreduce on link classes along a line (map/detail/line_ring.hpp): the line ring cover
-    // decides the relaxation exactly and answers first when it can within its node limit.
-    if (line_ring_ && answer_by_line_ring(target, stop, deadline, total)) return total;
+    const oracle_query q{.target = target, .stop = stop, .deadline = deadline, .probe = probe};
+    auto eval = [&](const std::vector<std::size_t>& dev) {
+      return evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+    };
+    auto halted = [&] { return (stop && stop->load()) || clock::now() >= deadline || (node_limit && total.nodes >= node_limit); };
+    if (oracles_.ask_phase(oracle_phase::before_search, q, total, eval)) return total;
     // The per-target data (allowed devices, their groups; the reach tables of the Warnsdorff
     // order when first needed) is built once for all restarts.
     search_state st;
@@ -125,27 +115,13 @@ class mapping_search {
     // From the second cycle on, a third run per cycle perturbs the value order at random (seeded
     // by the round: deterministic), which breaks the heavy tails of a fixed order.
     std::uint64_t budget = 4096;
-    // The cover search (the copy cover, or for allreduce the ring cover, when it applies) takes
-    // turns with the depth-first runs from the third on, from 2^18 nodes, doubling each turn and
-    // at least twice their node budget (its nodes are cheaper), until it answers or reaches its
-    // own limits: easy targets stay with the first two short runs.
-    bool cover_open = (cover_.has_value() && cover_->open_for_target(opt_.restarts)) ||
-                      (ring_cover_.has_value() && ring_cover_->open_for_target(opt_.restarts));
-    std::uint64_t cover_budget = opt_.restarts ? std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18) : opt_.copy_cover_nodes;
+    // The interleaved oracles take turns with the runs from the third on (easy targets stay with
+    // the first two short runs); the after-short-runs ones are asked once, before the third.
+    auto turns = oracles_.open_turns(opt_.restarts);
     for (unsigned round = 0;; ++round) {
-      // Allreduce on a topology of link classes (map/detail/quotient_ring.hpp): once the first two
-      // short runs failed, the relaxed ring cover on the classes refutes the target if it can.
-      if (quotient_ && round == (opt_.restarts ? 2u : 0u) && refute_by_quotient(target, stop, deadline, total)) return total;
-      if (cover_open && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
-        cover_budget = std::min(opt_.copy_cover_nodes, std::max(cover_budget, 2 * budget));
-        using turn = detail::cover_turn;
-        switch (cover_ ? cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total, probe)
-                       : ring_cover_->take(model_, table_, opt_, target, cover_budget, stop, deadline, total, probe)) {
-          case turn::answered: return total;
-          case turn::again: cover_budget = std::min(opt_.copy_cover_nodes, 2 * cover_budget); break;
-          case turn::given_up: cover_open = false; break;
-        }
-        if ((stop && stop->load()) || clock::now() >= deadline || (node_limit && total.nodes >= node_limit)) return total;
+      if (round == (opt_.restarts ? 2u : 0u) && oracles_.ask_phase(oracle_phase::after_short_runs, q, total, eval)) return total;
+      if (turns.any() && (round >= 2 || !opt_.restarts) && round % 2 == 0) {
+        if (oracles_.take_turns(turns, budget, q, total, eval) || halted()) return total;
       }
       const bool last = !opt_.restarts || budget > (std::uint64_t{1} << 62);
       const unsigned kind = round % 3;
@@ -154,7 +130,7 @@ class mapping_search {
       st.shuffle = kind == 2 ? 0x9E3779B97F4A7C15ull * (round + 1) : 0;
       auto r = dfs(st, stop, deadline, warnsdorff, last ? 0 : budget);
       total.nodes += r.nodes;
-      if (r.completed || (stop && stop->load()) || clock::now() >= deadline || (node_limit && total.nodes >= node_limit)) {
+      if (r.completed || halted()) {
         r.nodes = total.nodes;
         return r;
       }
@@ -162,17 +138,12 @@ class mapping_search {
     }
   }
 
-  /// Forgets what earlier targets taught the covers (`search`), so that the next search answers
+  /// Forgets what earlier targets taught the oracles (`search`), so that the next search answers
   /// as a first one would. No search may run meanwhile.
-  void forget() {
-    quotient_held_at_.store(std::numeric_limits<double>::infinity());
-    quotient_copy_capped_at_.store(std::numeric_limits<double>::infinity());
-    line_ring_held_at_.store(std::numeric_limits<double>::infinity());
-    if (cover_) cover_->forget();
-    if (ring_cover_) ring_cover_->forget();
-    if (quotient_) quotient_->forget();
-    if (quotient_copy_) quotient_copy_->forget();
-  }
+  void forget() { oracles_.forget(); }
+
+  /// What each oracle of the portfolio did so far (the oracles that apply, in portfolio order).
+  [[nodiscard]] std::vector<oracle_stats> oracle_statistics() const { return oracles_.statistics(); }
 
  private:
   // ---------------------------------------------------------------- precomputation
@@ -218,47 +189,15 @@ class mapping_search {
     if (!make_order()) return false;
     make_checking_scheme();
     if (expired()) return false;
-    if constexpr (cost_model_form_v<C> == model_form::copies) {
-      if (opt_.group_cover && g.uniform_replicas()) {
-        auto nodes = detail::find_node_structure(L);
-        if (nodes && std::any_of(nodes->nodes.begin(), nodes->nodes.end(), [](const auto& d) { return d.size() >= 2; })) {
-          group_cover_.emplace(g, L, std::move(*nodes), std::size_t{1} << 22, setup_deadline_);
-          if (!group_cover_->applies()) group_cover_.reset();
-        }
-      }
-      if (opt_.quotient_copy && !group_cover_ && g.uniform_replicas() && L.symmetric() && !L.has_latency() && L.devices() <= 256) {
-        const auto classes = detail::find_link_classes(L, 16, setup_deadline_);
-        if (classes.size() < L.devices()) {
-          quotient_copy_.emplace(g, L, classes);
-          if (!quotient_copy_->applies()) quotient_copy_.reset();
-        }
-      }
-    }
-    if (expired()) return false;
-    if (opt_.copy_cover && g.replicas() >= 2 && detail::copy_cover_applies(model_, g, L, deps_)) {
-      twins_ = device_twins(L, setup_deadline_);  // the copy cover runs on the twin classes
-      if (expired()) return false;
-      cover_.emplace(g, L, table_, deps_, twins_);
-    } else if (detail::ring_cover_applies(model_, g, L)) {
-      std::optional<std::vector<std::vector<std::size_t>>> classes;  // the link classes, found once
-      auto link_classes = [&]() -> const auto& {
-        if (!classes) classes = detail::find_link_classes(L, 16, setup_deadline_);
-        return *classes;
-      };
-      if (opt_.ring_cover && g.replicas() <= detail::ring_cover_max_replicas) {
-        ring_cover_.emplace(g, L, table_, deps_, twins_);
-        if (opt_.quotient_ring && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices()) {
-          quotient_.emplace(g, L, link_classes());
-          if (!quotient_->applies()) quotient_.reset();
-        }
-      }
-      if (opt_.line_ring && L.symmetric() && L.devices() <= 512) {
-        line_ring_.emplace(g, L, link_classes());
-        if (!line_ring_->applies()) line_ring_.reset();
-      }
-    }
+    if (!make_oracles()) return false;
     if (expired()) return false;
     return make_symmetry();
+  }
+
+  /// The portfolio: the oracles of `opt_.oracles` that apply (detail::make_portfolio); false
+  /// once the set-up deadline passed.
+  bool make_oracles() {
+    return detail::make_portfolio(oracles_, opt_, *g_, *L_, model_, table_, deps_, twins_, setup_deadline_);
   }
 
   bool make_order() {
@@ -319,107 +258,6 @@ class mapping_search {
   }
 
   [[nodiscard]] bool is_p2p() const noexcept { return cost_model_form_v<C> == model_form::copies; }
-
-  /// The node-group cover at `target` (map/detail/group_cover.hpp); true when it answered (the
-  /// answer in `total`).
-  bool answer_by_groups(double target, const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
-    const detail::group_cover_search::limits lim{.vectors = opt_.max_copy_embeddings,
-                                                 .listing_steps = 4 * opt_.copy_cover_nodes,
-                                                 .packing_nodes = opt_.copy_cover_nodes};
-    auto a = group_cover_->solve(target, lim, stop, deadline);
-    total.nodes += a.nodes;
-    using kind = detail::group_cover_answer::kind;
-    if (a.answer == kind::unknown) return false;
-    total.by_group_cover = true;
-    record_decision(a.answer == kind::found, std::move(a.dev), a.next_change, total);
-    return true;
-  }
-
-  /// A cover's decision at a target into `total`: found (the mapping `dev`, evaluated under the
-  /// model) or none (every mapping ≥ `next_change`).
-  void record_decision(bool found, std::vector<std::size_t>&& dev, double next_change, target_search_result& total) const {
-    total.completed = true;
-    if (found) {
-      total.found = true;
-      total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-      total.dev = std::move(dev);
-    } else {
-      total.next_lower_bound_ms = next_change;
-    }
-  }
-
-  /// The quotient copy cover at `target` (map/detail/quotient_copy.hpp); true when it answered
-  /// (the answer in `total`). Targets at or above one where its listing reached a limit are left
-  /// to the other searches.
-  bool answer_by_quotient_copy(double target, const std::atomic<bool>* stop, clock::time_point deadline,
-                               target_search_result& total) const {
-    if (target >= quotient_copy_capped_at_.load(std::memory_order_relaxed)) return false;
-    const detail::quotient_copy_search::limits lim{.listing_steps = 8 * opt_.copy_cover_nodes,
-                                                   .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16),
-                                                   .realise_steps = 8 * opt_.copy_cover_nodes};
-    auto a = quotient_copy_->solve(target, lim, stop, deadline, &quotient_copy_capped_at_);
-    total.nodes += a.nodes;
-    if (a.listing_capped) {
-      detail::atomic_lower(quotient_copy_capped_at_, target, std::memory_order_relaxed);
-    }
-    using kind = detail::quotient_copy_answer::kind;
-    if (a.answer == kind::unknown) return false;
-    total.by_copy_cover = true;
-    record_decision(a.answer == kind::found, std::move(a.dev), a.next_change, total);
-    return true;
-  }
-
-  /// The line ring cover at `target` (map/detail/line_ring.hpp); true when it answered: refuted,
-  /// or held with rings that realise (the answer in `total`). Targets at or above one where the
-  /// relaxation held without a mapping, or the walk reached its node limit, are left to the other
-  /// searches.
-  bool answer_by_line_ring(double target, const std::atomic<bool>* stop, clock::time_point deadline,
-                           target_search_result& total) const {
-    if (target >= line_ring_held_at_.load(std::memory_order_relaxed)) return false;
-    const auto a = line_ring_->solve(target, std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18), stop, deadline);
-    return take_relaxed_answer(*line_ring_, a, a.capped, target, line_ring_held_at_, total);
-  }
-
-  /// The answer `a` at `target` of a relaxation of the ring cover that refutes or realises (the
-  /// line and quotient ring covers), into `total`; true when it answered: refuted (every mapping
-  /// is ≥ its next change), or held with rings that `search.realise` turns into a mapping within
-  /// the target. When it held without a mapping, or its search reached a limit (`capped`), this
-  /// target and every larger one are left to the other searches (`held_at`: the relaxation holds
-  /// at every larger target too).
-  template <class Search, class Answer>
-  bool take_relaxed_answer(const Search& search, const Answer& a, bool capped, double target, std::atomic<double>& held_at,
-                           target_search_result& total) const {
-    total.nodes += a.nodes;
-    using kind = typename Answer::kind;
-    if (a.answer == kind::relaxed_found) {  // a mapping when the relaxed rings realise
-      if (auto dev = search.realise(a, target); !dev.empty()) {
-        total.completed = total.found = total.by_ring_cover = true;
-        total.objective_ms = evaluate_flat(*g_, *L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-        total.dev = std::move(dev);
-        return true;
-      }
-    }
-    if (a.answer == kind::relaxed_found || capped) detail::atomic_lower(held_at, target, std::memory_order_relaxed);
-    if (a.answer != kind::none) return false;
-    total.completed = true;
-    total.by_ring_cover = true;
-    total.next_lower_bound_ms = a.next_change;
-    return true;
-  }
-
-  /// The quotient ring cover at `target` (map/detail/quotient_ring.hpp); true when it answered:
-  /// refuted, or held with rings that realise (the answer in `total`). Targets at or above one
-  /// where the relaxation held without a mapping, or its listing reached a limit, are left to
-  /// the other searches.
-  bool refute_by_quotient(double target, const std::atomic<bool>* stop, clock::time_point deadline, target_search_result& total) const {
-    if (target >= quotient_held_at_.load(std::memory_order_relaxed)) return false;
-    // small limits: it answers quickly or not at all, and the searches below get the time
-    const detail::quotient_ring_search::limits lim{.vectors = opt_.max_copy_embeddings,
-                                                   .listing_steps = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 18),
-                                                   .packing_nodes = std::min<std::uint64_t>(opt_.copy_cover_nodes, 1u << 16)};
-    const auto a = quotient_->solve(target, lim, stop, deadline);
-    return take_relaxed_answer(*quotient_, a, a.listing_capped, target, quotient_held_at_, total);
-  }
 
   void make_checking_scheme() {
     const auto& g = *g_;
@@ -717,18 +555,8 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
-  std::vector<std::size_t> twins_;  // device_twins, when the copy cover applies
-  std::optional<detail::copy_cover_turns<C>> cover_;  // when the copy-cover search applies
-  std::optional<detail::group_cover_search> group_cover_;  // p2p on a topology of nodes
-  std::optional<detail::copy_cover_turns<C, detail::ring_cover_search<C>>> ring_cover_;  // when the ring cover applies
-  std::optional<detail::quotient_ring_search> quotient_;  // the ring cover's relaxation on link classes
-  // the smallest target where the relaxation held or its listing reached a limit
-  mutable std::atomic<double> quotient_held_at_{std::numeric_limits<double>::infinity()};
-  std::optional<detail::line_ring_search> line_ring_;  // allreduce: the relaxation on link classes along a line
-  // the smallest target where it held without a mapping or reached its node limit
-  mutable std::atomic<double> line_ring_held_at_{std::numeric_limits<double>::infinity()};
-  std::optional<detail::quotient_copy_search> quotient_copy_;  // p2p: the copy cover on link classes
-  mutable std::atomic<double> quotient_copy_capped_at_{std::numeric_limits<double>::infinity()};
+  std::vector<std::size_t> twins_;  // device_twins, when the copy or ring cover applies
+  detail::oracle_portfolio_run oracles_;  // the oracles of `opt_.oracles` that apply
 };
 
 }  // namespace devplace

@@ -145,6 +145,19 @@ class stage_graph {
     const std::size_t r = reps_[s];
     return r <= 1 ? 0.0 : 2.0 * static_cast<double>(r - 1) / static_cast<double>(r) * params_[s];
   }
+  /// A replica of stage s on a ring whose largest per-byte link cost is W, in the rings form
+  /// without latency (the ring covers): c_u(s) + allreduce_bytes(s) · W ms.
+  [[nodiscard]] double ring_stage_ms(std::size_t s, double W) const noexcept { return replica_compute_ms(s) + allreduce_bytes(s) * W; }
+  /// The least `ring_stage_ms` over the stages at ring cost W (the stage that first accepts W).
+  [[nodiscard]] double least_ring_stage_ms(double W) const noexcept {
+    double m = std::numeric_limits<double>::infinity();
+    for (std::size_t s = 0; s < S_; ++s) m = std::min(m, ring_stage_ms(s, W));
+    return m;
+  }
+  /// The ring cost θ_s = (t − c_u(s)) / allreduce_bytes(s) up to which stage s meets target t.
+  [[nodiscard]] double ring_cost_within(std::size_t s, double t) const noexcept {
+    return (t - replica_compute_ms(s)) / allreduce_bytes(s);
+  }
   /// Σ_s allreduce_bytes(s) ÷ Σ_{s<s'} M(s, s'), the ratio ρ that selects the cost model
   /// (seed-parmesan.md G13); +inf when nothing is exchanged point to point but something is reduced.
   [[nodiscard]] double allreduce_to_p2p_ratio() const noexcept {

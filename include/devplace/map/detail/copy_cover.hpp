@@ -1,6 +1,6 @@
 #pragma once
 /// \file map/detail/copy_cover.hpp
-/// The copy-cover inner search of `mapping_search` (`mapper_options::copy_cover`): for a model
+/// The copy-cover inner search of `mapping_search` (the `copy_cover` oracle, map/oracle.hpp): for a model
 /// whose replica copies are interchangeable (`replica_symmetry::copies`, equal replica counts) and
 /// whose every dependency stays inside its own copy (p2p: replica r talks only to replica r), a
 /// mapping with every stage time ≤ t is exactly a set of R pairwise device-disjoint *copy

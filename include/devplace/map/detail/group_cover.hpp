@@ -50,48 +50,11 @@
 
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// The nodes of a topology whose links cost w_k inside node k and w_x between nodes (file comment).
-struct node_structure {
-  std::vector<std::vector<std::size_t>> nodes;  ///< the devices of every node, ascending
-  std::vector<double> w_in;                     ///< w_k (w_x for a node of one device)
-  double w_out = 0;                             ///< w_x
-};
-
-/// The node structure of `L`, or nothing when its links do not have one (latency, or a pair that
-/// breaks it). Two devices share a node iff their link costs less than the largest one. O(D²).
-[[nodiscard]] inline std::optional<node_structure> find_node_structure(const link_costs& L) {
-  const std::size_t D = L.devices();
-  if (D < 2 || L.has_latency()) return std::nullopt;
-  double wx = 0;
-  for (std::size_t a = 0; a < D; ++a)
-    for (std::size_t b = 0; b < D; ++b)
-      if (a != b) wx = std::max(wx, L.ms_per_byte(a, b));
-  node_structure n;
-  n.w_out = wx;
-  std::vector<std::size_t> node_of(D, D);
-  for (std::size_t a = 0; a < D; ++a) {
-    if (node_of[a] != D) continue;
-    node_of[a] = n.nodes.size();
-    n.nodes.push_back({a});
-    n.w_in.push_back(wx);
-    for (std::size_t b = a + 1; b < D; ++b)
-      if (L.ms_per_byte(a, b) < wx) {
-        if (node_of[b] != D) return std::nullopt;
-        node_of[b] = node_of[a];
-        n.nodes.back().push_back(b);
-        n.w_in.back() = L.ms_per_byte(a, b);
-      }
-  }
-  for (std::size_t a = 0; a < D; ++a)
-    for (std::size_t b = 0; b < D; ++b)
-      if (a != b && L.ms_per_byte(a, b) != (node_of[a] == node_of[b] ? n.w_in[node_of[a]] : wx)) return std::nullopt;
-  return n;
-}
 
 /// The answer of `group_cover_search::solve`.
 struct group_cover_answer {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file map/detail/line_ring.hpp
-/// The line ring cover of the allreduce model (issue 16): the ring cover's relaxation on link
+/// The line ring cover of the allreduce model: the ring cover's relaxation on link
 /// classes (map/detail/quotient_ring.hpp) decided exactly, for rings of any length, when the
 /// classes lie on a line — random_blk_2 (link cost ∝ node distance), chains of nodes or racks,
 /// linear arrays of chiplets.
@@ -57,97 +57,12 @@
 #include <vector>
 
 #include "devplace/map/detail/bottleneck_cycle.hpp"
+#include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// Whether `order` (a permutation of 0..K−1) makes the symmetric K × K costs `w` Robinsonian:
-/// for every i, w(o_i, o_j) does not fall as j moves away from i, both ways (the diagonal
-/// ignored). O(K²).
-[[nodiscard]] inline bool is_robinson_order(std::span<const double> w, std::size_t K, std::span<const std::size_t> order) {
-  if (order.size() != K || w.size() != K * K) return false;
-  for (std::size_t i = 0; i < K; ++i) {
-    const std::size_t x = order[i];
-    for (std::size_t j = i + 2; j < K; ++j)
-      if (w[x * K + order[j]] < w[x * K + order[j - 1]]) return false;
-    for (std::size_t j = i; j-- > 1;)
-      if (w[x * K + order[j - 1]] < w[x * K + order[j]]) return false;
-  }
-  return true;
-}
-
-/// An order of K items in which the symmetric costs `w` (K × K) are Robinsonian, or empty. The
-/// items whose row holds the largest cost (the ends of any such order do) are tried as the first
-/// one p, at most 16 of them: the others follow by ascending cost from p, ties by descending
-/// cost from the item farthest from p; on K ≤ 64 items, when that fails, they are
-/// placed greedily: next an item that every placed item's row ranks first among those left
-/// (ties: the one with the largest total cost to the others left). The first order that
-/// `is_robinson_order` accepts is returned. Exact on costs that grow strictly with the distance
-/// along a line (the candidate from an end is the line); with ties it may miss an order (the test
-/// only accepts a Robinsonian one). O(K³), the greedy pass O(K⁴).
-[[nodiscard]] inline std::vector<std::size_t> find_robinson_order(std::span<const double> w, std::size_t K) {
-  if (w.size() != K * K) return {};
-  std::vector<std::size_t> order(K);
-  auto farthest = [&](std::size_t p) {
-    std::size_t far = p;
-    for (std::size_t y = 0; y < K; ++y)
-      if (y != p && (far == p || w[p * K + y] >= w[p * K + far])) far = y;  // the last of the farthest
-    return far;
-  };
-  // the two ends of a Robinsonian order hold the largest cost: the first item is one of those
-  // whose row reaches it (at most 16 of them tried)
-  double top = -std::numeric_limits<double>::infinity();
-  std::vector<double> row_max(K, -std::numeric_limits<double>::infinity());
-  for (std::size_t x = 0; x < K; ++x) {
-    for (std::size_t y = 0; y < K; ++y)
-      if (y != x) row_max[x] = std::max(row_max[x], w[x * K + y]);
-    top = std::max(top, row_max[x]);
-  }
-  for (std::size_t p = 0, tried = 0; p < K && tried < 16; ++p) {
-    if (K > 1 && row_max[p] != top) continue;
-    ++tried;
-    const std::size_t far = farthest(p);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::swap(order[0], order[p]);
-    std::sort(order.begin() + 1, order.end(), [&](std::size_t x, std::size_t y) {
-      if (w[p * K + x] != w[p * K + y]) return w[p * K + x] < w[p * K + y];
-      if (w[far * K + x] != w[far * K + y]) return w[far * K + x] > w[far * K + y];
-      return x < y;
-    });
-    if (is_robinson_order(w, K, order)) return order;
-  }
-  if (K > 64) return {};
-  std::vector<char> left(K);
-  for (std::size_t p = 0; p < K; ++p) {
-    if (row_max[p] != top) continue;
-    std::fill(left.begin(), left.end(), 1);
-    order.assign(1, p);
-    left[p] = 0;
-    while (order.size() < K) {
-      std::size_t best = K;
-      double best_total = 0;
-      for (std::size_t y = 0; y < K; ++y) {
-        if (!left[y]) continue;
-        bool first = true;  // first in every placed row among the items left
-        for (const auto x : order)
-          for (std::size_t z = 0; z < K && first; ++z)
-            if (left[z] && w[x * K + z] < w[x * K + y]) first = false;
-        if (!first) continue;
-        double total = 0;
-        for (std::size_t z = 0; z < K; ++z)
-          if (left[z] && z != y) total += w[y * K + z];
-        if (best == K || total > best_total) best = y, best_total = total;
-      }
-      if (best == K) break;
-      order.push_back(best);
-      left[best] = 0;
-    }
-    if (order.size() == K && is_robinson_order(w, K, order)) return order;
-  }
-  return {};
-}
 
 /// The answer of `line_ring_search::solve`.
 struct line_ring_answer {
@@ -264,55 +179,30 @@ class line_ring_search {
     return ans;
   }
 
-  /// A mapping at t from the counts of a relaxed_found answer, if one of `tries` draws realises
-  /// them: each stage takes its counts from the devices of each class (in order, then shuffled
-  /// per draw); its ring is the best cycle over them under the real links for R ≤ 12
-  /// (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1, or the devices in line order
+  /// A mapping at t from the counts of a relaxed_found answer (`realise_rings`, the classes in
+  /// line order): each stage's ring is the best cycle over its devices under the real links for
+  /// R ≤ 12 (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1, or the devices in line order
   /// v_0 v_1 … v_{R−1} when that cycle's largest link is no larger (on a two-level topology, such
-  /// as DGX-1 boxes, the natural ring). The device of every vertex s·R + q, or empty.
+  /// as DGX-1 boxes, the natural ring); or empty.
   [[nodiscard]] std::vector<std::size_t> realise(const line_ring_answer& a, double t, std::size_t tries = 16) const {
-    if (a.answer != line_ring_answer::kind::relaxed_found || a.counts.size() != S_ * K_) return {};
-    const auto& g = *g_;
+    if (a.answer != line_ring_answer::kind::relaxed_found) return {};
     const auto& L = *L_;
-    std::vector<std::vector<std::size_t>> pool(classes_);
-    std::uint64_t z = 0x853C49E6748FEA9Bull;
-    std::vector<std::size_t> dev(g.vertices()), set, ring;
-    for (std::size_t draw = 0; draw < tries; ++draw) {
-      if (draw > 0) shuffle_class_pools(pool, z);
-      std::vector<std::size_t> next(K_, 0);
-      bool ok = true;
-      for (std::size_t s = 0; s < S_ && ok; ++s) {
-        set.clear();
-        for (std::size_t i = 0; i < K_; ++i) {
-          const std::size_t x = order_[i];
-          for (std::uint32_t c = 0; c < a.counts[s * K_ + x]; ++c) set.push_back(pool[x][next[x]++]);
-        }
-        if (set.size() != R_) return {};
-        double W = std::numeric_limits<double>::infinity();
-        if (R_ <= 12) {
-          auto [w, order] = min_bottleneck_cycle(R_, [&](std::size_t i, std::size_t j) { return L.ms_per_byte(set[i], set[j]); });
-          W = w;
-          ring.clear();
-          for (const auto q : order) ring.push_back(set[q]);
-        } else {
-          // the devices in line order as a cycle, or the line's cycle when its largest link is smaller
-          auto largest = [&](const std::vector<std::size_t>& r) {
-            double m = 0;
-            for (std::size_t q = 0; q < R_; ++q) m = std::max(m, L.ms_per_byte(r[q], r[(q + 1) % R_]));
-            return m;
-          };
-          ring.clear();
-          for (std::size_t q = 0; q < R_; q += 2) ring.push_back(set[q]);
-          for (std::size_t q = R_ - 1 - (R_ % 2 == 0 ? 0 : 1); q < R_; q -= 2) ring.push_back(set[q]);
-          W = largest(ring);
-          if (const double plain = largest(set); plain <= W) W = plain, ring = set;
-        }
-        ok = ring.size() == R_ && g.replica_compute_ms(s) + g.allreduce_bytes(s) * W <= t;
-        for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
-      }
-      if (ok) return dev;
-    }
-    return {};
+    auto largest = [&](const std::vector<std::size_t>& r) {
+      double m = 0;
+      for (std::size_t q = 0; q < r.size(); ++q) m = std::max(m, L.ms_per_byte(r[q], r[(q + 1) % r.size()]));
+      return m;
+    };
+    auto ring_of = [&](std::vector<std::size_t>& set) {
+      if (R_ <= 12) return best_ring(L, set);
+      std::vector<std::size_t> ring;
+      for (std::size_t q = 0; q < R_; q += 2) ring.push_back(set[q]);
+      for (std::size_t q = R_ - 1 - (R_ % 2 == 0 ? 0 : 1); q < R_; q -= 2) ring.push_back(set[q]);
+      const double W = largest(ring), plain = largest(set);
+      if (plain <= W) return plain;
+      set = std::move(ring);
+      return W;
+    };
+    return realise_rings(*g_, classes_, a.counts, order_, t, tries, ring_of);
   }
 
  private:
@@ -385,7 +275,7 @@ class line_ring_search {
       const auto& v = q.values_;
       std::vector<std::uint32_t> r(S);
       for (std::size_t x = 0; x < S; ++x) {
-        auto time = [&](double w) { return g.replica_compute_ms(x) + g.allreduce_bytes(x) * w; };
+        auto time = [&](double w) { return g.ring_stage_ms(x, w); };
         std::size_t lo = 0, hi = v.size();
         while (lo < hi) {
           const std::size_t mid = (lo + hi) / 2;

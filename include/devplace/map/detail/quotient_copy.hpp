@@ -1,923 +1,575 @@
 #pragma once
 /// \file map/detail/quotient_copy.hpp
-/// The quotient copy cover of the p2p model (issue 16): the copy cover (map/detail/copy_cover.hpp)
-/// on *link classes* (map/detail/quotient_ring.hpp: sets of devices whose links to every device
-/// outside cost the same, such as the nodes of random_blk_2 or the boxes of a DGX-1 cluster), with
-/// the links inside each class relaxed to its cheapest, and an exact realisation on the real links.
-///
-/// With equal replica counts every replica r forms a *copy* (the S stage replicas s_r), and the
-/// p2p time of s_r reads only the devices of its copy:
-///
-///   time(s_r) = c_u(s) + Σ_{s' ∈ adj(s)} M(s, s') · w(p(s_r), p(s'_r))
-///
-/// Between classes X ≠ Y every link costs one w(X, Y); replacing the links inside X by the
-/// cheapest, w(X, X), only lowers times. In that relaxed topology a copy is a *class assignment*
-/// σ: stages → classes, its stage times read only σ, and up to the devices inside each class it is
-/// its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
-///   1. **Listing.** τ(c) = the least relaxed copy time (max over its stages) of an assignment with
-///      counts c. A dynamic programme over the stages in a fixed order (the stage of highest degree,
-///      then always one with the most placed neighbours) keeps one state per (counts so far,
-///      classes of the *frontier* — the placed stages with an unplaced neighbour), holding the
-///      least partial time of every frontier stage and the least largest time of the stages
-///      finished; two assignments meeting in one state are merged by the minimum of each value
-///      (a state then bounds every assignment merged into it from below, so the programme's value
-///      τ'(c) ≤ τ(c): a relaxation, never an exclusion). A partial state is dropped when a stage's
-///      time so far plus its unplaced neighbours' bytes at the cheapest cost to a class with room
-///      exceeds T. The listing at the largest T so far is kept and filtered for smaller targets.
-///   2. **Packing.** R count vectors with τ' ≤ t within the class sizes (`class_cover_packing`,
-///      repetition allowed, the spare devices left empty). None proves that no mapping has
-///      objective ≤ t, and none below the next change: the least τ' above t, or T.
-///   3. **Realisation**, the packing's test (`set_accept`): a packing is a mapping iff its copies
-///      have class assignments (those with exactly its counts and relaxed times ≤ t) whose stages
-///      get devices of their classes with every real time ≤ t. The classes are independent (a
-///      stage's time reads the links inside its class only through its copy's stages there), so
-///      the copies choose their assignments depth-first (copies with one count vector in
-///      ascending assignment order) and each choice is checked class by class: the stages with a
-///      neighbour of their copy in the same class, of every copy so far, get distinct devices
-///      depth-first within their slack t − c_u − (links to other classes). A completed search is
-///      exact: a packing that none of its assignments realises is rejected, and the packing goes
-///      on; none after rejections proves no mapping ≤ t (next change: just above t).
-/// Cost: O(D³) once for the classes; per target the programme (states × K children, each
-/// O(deg)), the packing (bounded) and the realisation (bounded); unknown at any limit.
+/// The quotient copy cover of the p2p model (the method: map/detail/quotient_copy_listing.hpp):
+/// its realisation of a packing on the real links (step 3) and `quotient_copy_search::solve`.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
-#include "devplace/map/detail/quotient_ring.hpp"
-#include "devplace/map/link_costs.hpp"
-#include "devplace/map/stage_graph.hpp"
+#include "devplace/map/detail/quotient_copy_listing.hpp"
 
 namespace devplace::detail {
 
-/// The answer of `quotient_copy_search::solve`.
-struct quotient_copy_answer {
-  enum class kind { found, none, unknown };
-  kind answer = kind::unknown;
-  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
-  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this (> t)
-  std::size_t vectors = 0;        ///< count vectors with τ' ≤ t
-  std::uint64_t nodes = 0;        ///< programme children, packing nodes and realisation steps
-  bool listing_capped = false;    ///< unknown because the listing reached a limit (it only grows with t)
-  std::size_t rejected = 0;       ///< packings that no assignment realised
-};
+/// The exact test of a packing (file comment, 3.), with its steps and the mapping found.
+struct quotient_copy_search::realisation {
+  const quotient_copy_search& q;
+  double t;
+  const listing& lst;
+  const limits& lim;
+  const std::atomic<bool>* stop;
+  clock::time_point deadline;
+  std::uint64_t steps = 0;
+  bool aborted = false;
+  std::vector<std::size_t> dev;
+  // assignments per count vector (by listing index), listed at t on first use: asg_done 1 when
+  // listed up to the first one (a packing's vectors are first checked for one each), 2 when whole
+  std::vector<std::vector<std::uint32_t>> asg;   // flat S per assignment
+  std::vector<char> asg_done, asg_capped;
 
-class quotient_copy_search {
- public:
-  using clock = std::chrono::steady_clock;
+  realisation(const quotient_copy_search& q_, double t_, const listing& l, const limits& lm, const std::atomic<bool>* st,
+              clock::time_point dl)
+      : q(q_), t(t_), lst(l), lim(lm), stop(st), deadline(dl) {
+    asg.resize(l.tau.size()), asg_done.assign(l.tau.size(), 0), asg_capped.assign(l.tau.size(), 0);
+  }
 
-  /// The limits of one `solve` (0: none).
-  struct limits {
-    std::uint64_t listing_steps = 1u << 22;  ///< children of the programme
-    std::size_t states = 1u << 20;           ///< states of one layer of the programme
-    std::uint64_t packing_nodes = 1u << 16;  ///< nodes of the packing
-    std::uint64_t realise_steps = 1u << 18;  ///< assignments and placements tried by the realisation
-    std::size_t assignments = 4096;          ///< class assignments listed per count vector
-  };
+  bool tick() {
+    ++steps;
+    if ((lim.realise_steps && steps > lim.realise_steps) ||
+        ((steps & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)))
+      aborted = true;
+    return !aborted;
+  }
 
-  /// `classes`: a partition of the devices into link classes (e.g. `find_link_classes`).
-  /// `applies()` is false unless `g` has equal replica counts and no more stage replicas than
-  /// devices, `L` symmetric links without latency and at most 256 devices, and some class holds
-  /// two or more devices (at most 32). Keeps pointers to `g` and `L`.
-  quotient_copy_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
-      : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.replicas()), K_(classes.size()) {
-    if (!g.uniform_replicas() || S_ == 0 || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() ||
-        L.devices() > 256 || K_ == 0)
-      return;
-    std::size_t devices = 0, largest = 0;
-    for (const auto& c : classes) devices += c.size(), largest = std::max(largest, c.size());
-    if (devices != L.devices() || largest < 2 || largest > 32) return;
-    size_.resize(K_);
-    for (std::size_t x = 0; x < K_; ++x) size_[x] = static_cast<std::uint32_t>(classes[x].size());
-    w_ = quotient_link_costs(L, classes);
-    // per class, every class by ascending cost from it (itself only when it has two devices)
-    nearest_.resize(K_);
-    for (std::size_t x = 0; x < K_; ++x) {
-      for (std::size_t y = 0; y < K_; ++y)
-        if (y != x || size_[x] >= 2) nearest_[x].push_back(static_cast<std::uint32_t>(y));
-      std::stable_sort(nearest_[x].begin(), nearest_[x].end(), [&](auto a, auto b) { return w_[x * K_ + a] < w_[x * K_ + b]; });
+  /// The *guide* of one count vector c: the programme (file comment, 1.) restricted to the
+  /// assignments with counts c (a class takes at most c_x stages, and the cheapest cost from a
+  /// stage's class is over the classes with some of c left, as in `assignments`), every layer
+  /// kept, and each state marked live when some transition leads from it to a live state of the
+  /// next layer (the last layer's states are live). The programme merges assignments into a
+  /// state by the minimum of its values, and its tests only get easier with lower values, so
+  /// the partial assignment of every exact assignment with counts c (and relaxed times ≤ t) is
+  /// a live state at every depth: the assignment search drops a partial assignment whose state
+  /// is not live, and stays exact. False when it stopped (a limit, `*stop`, the deadline).
+  std::vector<layer> gl;
+  std::vector<std::vector<char>> glive;
+  // per class x: the classes that count vector c uses, by ascending cost from x (x itself when
+  // c_x ≥ 2): the cheapest cost from x to a class with some of c left is the first with room
+  std::vector<std::vector<std::uint32_t>> near_c;
+  void make_near(const std::uint8_t* c) {
+    near_c.resize(q.K_);
+    for (std::size_t x = 0; x < q.K_; ++x) {
+      near_c[x].clear();
+      for (const auto y : q.nearest_[x])
+        if (c[y] > 0 && (y != x || c[x] >= 2)) near_c[x].push_back(y);
     }
-    make_order();
-    applies_ = true;
   }
-
-  [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
-  /// The relaxed cost w(x, y) between classes (w(x, x): the cheapest link inside x).
-  [[nodiscard]] double class_cost(std::size_t x, std::size_t y) const noexcept { return w_[x * K_ + y]; }
-
-  /// The count vectors with τ' ≤ T (K entries each) and their τ', from the programme at T
-  /// (file comment); empty when it reached a limit, `*stop` or `deadline`.
-  struct listing {
-    double T = 0;
-    std::vector<std::uint8_t> flat;
-    std::vector<double> tau;  ///< ascending
-  };
-  [[nodiscard]] std::shared_ptr<const listing> list(double T, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                                    clock::time_point deadline = clock::time_point::max(),
-                                                    std::uint64_t* steps_out = nullptr) const {
-    auto out = std::make_shared<listing>();
-    out->T = T;
-    std::uint64_t steps = 0;
-    const bool ok = run_programme(T, lim, stop, deadline, *out, steps);
-    if (steps_out) *steps_out = steps;
-    return ok ? out : nullptr;
-  }
-
-  /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
-  /// first one did.
-  void forget() {
-    std::lock_guard lk(mu_);
-    cache_.reset();
-    std::lock_guard lk2(kmu_);
-    known_.clear();
-  }
-
-  /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
-  /// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
-  /// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
-  /// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
-  /// programme at a larger target only has more states, so it would reach the limit too).
-  [[nodiscard]] quotient_copy_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                           clock::time_point deadline = clock::time_point::max(),
-                                           const std::atomic<double>* capped_at = nullptr) const {
-    quotient_copy_answer a;
-    if (!applies_) return a;
-    const double T = t * (1 + 1e-9) + 1e-12;  // a copy whose time rounds to t is listed
-    std::shared_ptr<const listing> lst;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> gedges;  // per depth: (state, child)
+  bool build_guide(const std::uint8_t* c) {
+    const auto& g = *q.g_;
+    const std::size_t S = q.S_, K = q.K_;
+    const double T = t * (1 + 1e-9) + 1e-12;
+    gl.resize(S + 1);
+    glive.resize(S + 1);
+    gl[0].reset(K, 1);
     {
-      std::lock_guard lk(mu_);
-      if (cache_ && cache_->T >= T) lst = cache_;
-    }
-    if (!lst) {
-      std::uint64_t steps = 0;
-      auto fresh = std::make_shared<listing>();
-      fresh->T = T;
-      const bool ok = run_programme(T, lim, stop, deadline, *fresh, steps, capped_at, t);
-      a.nodes += steps;
-      if (!ok) {
-        a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
-        return a;
-      }
-      std::lock_guard lk(mu_);
-      if (!cache_ || cache_->T < fresh->T) cache_ = fresh;
-      lst = std::move(fresh);
-    }
-    const auto& tau = lst->tau;
-    const std::size_t n = static_cast<std::size_t>(std::upper_bound(tau.begin(), tau.end(), T) - tau.begin());
-    a.vectors = n;
-    a.next_change = n < tau.size() ? std::min(tau[n], lst->T) : lst->T;
-    if (!(a.next_change > t)) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
-    if (n == 0) {
-      a.answer = quotient_copy_answer::kind::none;
-      return a;
-    }
-    std::vector<class_cover_packing::entry> entries;
-    std::vector<std::size_t> starts{0};
-    for (std::size_t e = 0; e < n; ++e) {
-      for (std::size_t x = 0; x < K_; ++x)
-        if (lst->flat[e * K_ + x] > 0) entries.push_back({static_cast<std::uint32_t>(x), lst->flat[e * K_ + x]});
-      starts.push_back(entries.size());
-    }
-    class_cover_packing pack{std::span<const std::uint32_t>(size_), std::span<const class_cover_packing::entry>(entries),
-                             std::span<const std::size_t>(starts)};
-    realisation re(*this, t, *lst, lim, stop, deadline);
-    std::atomic<bool> halt{false};
-    pack.set_accept(
-        [&](std::span<const std::size_t> sol) {
-          if (re.run(sol)) return true;
-          if (re.aborted) halt.store(true, std::memory_order_relaxed);
-          return false;
-        },
-        std::numeric_limits<std::size_t>::max());
-    const auto o = pack.solve(R_, lim.packing_nodes, &halt, deadline);
-    a.nodes += pack.nodes() + re.steps;
-    a.rejected = pack.rejections();
-    if (o == class_cover_packing::outcome::found) {
-      a.answer = quotient_copy_answer::kind::found;
-      a.dev = std::move(re.dev);
-      return a;
-    }
-    if (o == class_cover_packing::outcome::none && !re.aborted && !(stop && stop->load())) {
-      a.answer = quotient_copy_answer::kind::none;
-      if (a.rejected > 0) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
-    }
-    return a;
-  }
-
- private:
-  /// The stage order of the programme and, per depth i, the frontier after placing order[0..i].
-  void make_order() {
-    const auto& g = *g_;
-    std::vector<std::size_t> placed_nb(S_, 0);
-    std::vector<char> in(S_, 0);
-    pos_.assign(S_, 0);
-    for (std::size_t i = 0; i < S_; ++i) {
-      // first the stage of highest degree; then the most placed neighbours, the fewest unplaced
-      // ones (the frontier stays small), the lowest index
-      std::size_t best = S_;
-      for (std::size_t s = 0; s < S_; ++s) {
-        if (in[s]) continue;
-        const std::size_t deg = g.neighbours(s).size();
-        if (best == S_) {
-          best = s;
-          continue;
-        }
-        const std::size_t bdeg = g.neighbours(best).size();
-        if (i == 0 ? deg > bdeg
-                   : placed_nb[s] > placed_nb[best] || (placed_nb[s] == placed_nb[best] && deg - placed_nb[s] < bdeg - placed_nb[best]))
-          best = s;
-      }
-      in[best] = 1;
-      pos_[best] = order_.size();
-      order_.push_back(best);
-      for (auto u : g.neighbours(best)) ++placed_nb[u];
-    }
-    frontier_.assign(S_, {});
-    for (std::size_t i = 0; i < S_; ++i)
-      for (std::size_t j = 0; j <= i; ++j) {
-        const std::size_t s = order_[j];
-        for (auto u : g.neighbours(s))
-          if (pos_[u] > i) {
-            frontier_[i].push_back(s);
-            break;
-          }
-      }
-  }
-
-  /// The bytes of s's neighbours placed after depth i.
-  [[nodiscard]] double bytes_after(std::size_t s, std::size_t i) const {
-    double b = 0;
-    for (auto u : g_->neighbours(s))
-      if (pos_[u] > i) b += g_->message_bytes(s, u);
-    return b;
-  }
-  /// The cheapest cost from class x to a class with room left.
-  [[nodiscard]] double cheapest_out(std::size_t x, const std::uint8_t* used) const {
-    for (const auto y : nearest_[x])
-      if (used[y] < size_[y]) return w_[x * K_ + y];
-    return std::numeric_limits<double>::infinity();
-  }
-
-  /// One layer of the programme: keys (counts, frontier classes) and values (frontier times,
-  /// largest finished time) in flat arrays, found by an open-addressing table.
-  struct layer {
-    std::size_t klen = 0, vlen = 0, count = 0;
-    std::vector<std::uint8_t> keys;
-    std::vector<double> vals;
-    std::vector<std::uint32_t> slots;  // index + 1, 0 empty
-
-    void reset(std::size_t kl, std::size_t vl) {
-      klen = kl, vlen = vl, count = 0;
-      keys.clear(), vals.clear();
-      slots.assign(1024, 0);
-    }
-    [[nodiscard]] static std::uint64_t hash(const std::uint8_t* k, std::size_t n) noexcept {
-      std::uint64_t h = 0x9E3779B97F4A7C15ull;
-      for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
-      return h ^ (h >> 29);
-    }
-    /// The index of key k, or `count` when it is absent.
-    [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) return e;
-        i = (i + 1) & (slots.size() - 1);
-      }
-      return count;
-    }
-    /// Merges (key, val) by the minimum of each value; the key's index.
-    std::size_t insert(const std::uint8_t* k, const double* v) {
-      if (2 * (count + 1) > slots.size()) grow();
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) {
-          for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
-          return e;
-        }
-        i = (i + 1) & (slots.size() - 1);
-      }
-      slots[i] = static_cast<std::uint32_t>(++count);
-      keys.insert(keys.end(), k, k + klen);
-      vals.insert(vals.end(), v, v + vlen);
-      return count - 1;
-    }
-    void grow() {
-      slots.assign(slots.size() * 2, 0);
-      for (std::size_t e = 0; e < count; ++e) {
-        std::size_t i = hash(keys.data() + e * klen, klen) & (slots.size() - 1);
-        while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
-        slots[i] = static_cast<std::uint32_t>(e + 1);
-      }
-    }
-  };
-
-  /// The programme at T (file comment) into `out`; false at a limit, `*stop` or `deadline`.
-  bool run_programme(double T, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
-                     std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
-    const auto& g = *g_;
-    const double inf = std::numeric_limits<double>::infinity();
-    layer cur, nxt;
-    cur.reset(K_, 1);
-    {
-      std::vector<std::uint8_t> k0(K_, 0);
+      std::vector<std::uint8_t> k0(K, 0);
       const double v0 = 0;
-      cur.insert(k0.data(), &v0);
+      gl[0].insert(k0.data(), &v0);
     }
-    std::vector<std::uint8_t> used(K_), key;
-    std::vector<std::uint32_t> cls(S_, 0);
-    std::vector<double> acc(S_, 0), val;
-    std::vector<char> placed(S_, 0);
-    for (std::size_t i = 0; i < S_; ++i) {
-      const std::size_t s = order_[i];
-      static const std::vector<std::size_t> none;
-      const auto& before = i == 0 ? none : frontier_[i - 1];
-      const auto& after = frontier_[i];
-      nxt.reset(K_ + after.size(), after.size() + 1);
-      key.resize(K_ + after.size());
-      val.resize(after.size() + 1);
-      // the placed neighbours of s (all in `before`) and the bytes each frontier stage still sends later
-      std::vector<std::size_t> nb;
-      for (auto u : g.neighbours(s))
-        if (pos_[u] < i) nb.push_back(u);
-      const double s_after = bytes_after(s, i);
-      std::vector<double> nb_after(nb.size());
-      for (std::size_t j = 0; j < nb.size(); ++j) nb_after[j] = bytes_after(nb[j], i);
-      std::vector<char> stays(S_, 0);
-      for (auto f : after) stays[f] = 1;
-      for (std::size_t e = 0; e < cur.count; ++e) {
-        const std::uint8_t* pk = cur.keys.data() + e * cur.klen;
-        const double* pv = cur.vals.data() + e * cur.vlen;
-        std::copy(pk, pk + K_, used.begin());
-        for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K_ + j], acc[before[j]] = pv[j];
-        const double done = pv[before.size()];
-        for (std::size_t x = 0; x < K_; ++x) {
-          if (used[x] == size_[x]) continue;
-          if ((++steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline ||
-                                         (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
-            return false;
-          if (lim.listing_steps && steps > lim.listing_steps) return false;
-          ++used[x];
-          double as = g.replica_compute_ms(s);
-          for (auto u : nb) as += g.message_bytes(s, u) * w_[x * K_ + cls[u]];
-          bool ok = as + (s_after > 0 ? s_after * cheapest_out(x, used.data()) : 0) <= T;
-          for (std::size_t j = 0; j < nb.size() && ok; ++j) {
-            const std::size_t u = nb[j];
-            const double au = acc[u] + g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest_out(cls[u], used.data()) : 0) <= T;
-          }
-          if (ok) {
-            cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
-            for (auto u : nb) acc[u] += g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            double d = done;
-            for (auto f : before)
-              if (!stays[f]) d = std::max(d, acc[f]);
-            if (!stays[s]) d = std::max(d, as);
-            std::copy(used.begin(), used.end(), key.begin());
-            for (std::size_t j = 0; j < after.size(); ++j) key[K_ + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
-            val[after.size()] = d;
-            nxt.insert(key.data(), val.data());
-            for (auto u : nb) acc[u] -= g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            for (std::size_t j = 0; j < before.size(); ++j) acc[before[j]] = pv[j];  // exact restore
-            if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
-          }
-          --used[x];
-        }
+    std::vector<std::uint8_t> used(K), ckey;
+    std::vector<std::uint32_t> cls(S, 0);
+    std::vector<double> acc(S, 0), val;
+    make_near(c);
+    auto cheapest = [&](std::size_t x) {
+      for (const auto y : near_c[x])
+        if (used[y] < c[y]) return q.w_[x * K + y];
+      return std::numeric_limits<double>::infinity();
+    };
+    static const std::vector<std::size_t> none;
+    // one transition from state `pe` of layer i by class x: the child's key and values, or false
+    auto step = [&](std::size_t i, std::size_t pe, std::size_t x, const std::vector<std::size_t>& nb,
+                    const std::vector<double>& nb_after, double s_after, const std::vector<char>& stays) {
+      const std::size_t s = q.order_[i];
+      const auto& before = i == 0 ? none : q.frontier_[i - 1];
+      const auto& after = q.frontier_[i];
+      const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
+      const double* pv = gl[i].vals.data() + pe * gl[i].vlen;
+      std::copy(pk, pk + K, used.begin());
+      for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K + j], acc[before[j]] = pv[j];
+      ++used[x];
+      double as = g.replica_compute_ms(s);
+      for (auto u : nb) as += g.message_bytes(s, u) * q.w_[x * K + cls[u]];
+      bool ok = as + (s_after > 0 ? s_after * cheapest(x) : 0) <= T;
+      for (std::size_t j = 0; j < nb.size() && ok; ++j) {
+        const std::size_t u = nb[j];
+        const double au = acc[u] + g.message_bytes(u, s) * q.w_[cls[u] * K + x];
+        ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest(cls[u]) : 0) <= T;
       }
-      std::swap(cur, nxt);
+      if (!ok) return false;
+      cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
+      for (auto u : nb) acc[u] += g.message_bytes(u, s) * q.w_[cls[u] * K + x];
+      double d = pv[before.size()];
+      for (auto f : before)
+        if (!stays[f]) d = std::max(d, acc[f]);
+      if (!stays[s]) d = std::max(d, as);
+      ckey.resize(K + after.size());
+      val.resize(after.size() + 1);
+      std::copy(used.begin(), used.end(), ckey.begin());
+      for (std::size_t j = 0; j < after.size(); ++j) ckey[K + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
+      val[after.size()] = d;
+      return true;
+    };
+    struct depth_data {
+      std::vector<std::size_t> nb;
+      std::vector<double> nb_after;
+      double s_after = 0;
+      std::vector<char> stays;
+    };
+    std::vector<depth_data> dd(S);
+    for (std::size_t i = 0; i < S; ++i) {
+      const std::size_t s = q.order_[i];
+      auto& d = dd[i];
+      for (auto u : g.neighbours(s))
+        if (q.pos_[u] < i) d.nb.push_back(u);
+      d.s_after = q.bytes_after(s, i);
+      for (auto u : d.nb) d.nb_after.push_back(q.bytes_after(u, i));
+      d.stays.assign(S, 0);
+      for (auto f : q.frontier_[i]) d.stays[f] = 1;
     }
-    // the last layer: keys are the count vectors, values τ'
-    std::vector<std::size_t> idx(cur.count);
-    std::iota(idx.begin(), idx.end(), std::size_t{0});
-    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return cur.vals[a] < cur.vals[b]; });
-    out.flat.reserve(cur.count * K_);
-    for (const auto e : idx) {
-      if (!(cur.vals[e] < inf)) continue;
-      out.flat.insert(out.flat.end(), cur.keys.begin() + static_cast<std::ptrdiff_t>(e * K_),
-                      cur.keys.begin() + static_cast<std::ptrdiff_t>((e + 1) * K_));
-      out.tau.push_back(cur.vals[e]);
+    std::vector<std::size_t> in_c;  // the classes c uses
+    for (std::size_t x = 0; x < K; ++x)
+      if (c[x] > 0) in_c.push_back(x);
+    gedges.resize(S);
+    for (std::size_t i = 0; i < S; ++i) {
+      gl[i + 1].reset(K + q.frontier_[i].size(), q.frontier_[i].size() + 1);
+      gedges[i].clear();
+      for (std::size_t pe = 0; pe < gl[i].count; ++pe)
+        for (const auto x : in_c) {
+          if (gl[i].keys[pe * gl[i].klen + x] >= c[x]) continue;
+          if (!tick()) return false;
+          if (step(i, pe, x, dd[i].nb, dd[i].nb_after, dd[i].s_after, dd[i].stays))
+            gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(ckey.data(), val.data()))});
+        }
+      if (gl[i + 1].count == 0) {  // no partial assignment reaches depth i + 1: none is live
+        glive[0].assign(gl[0].count, 0);
+        return true;
+      }
+    }
+    glive[S].assign(gl[S].count, 1);
+    for (std::size_t i = S; i-- > 0;) {
+      glive[i].assign(gl[i].count, 0);
+      for (const auto& [pe, ce] : gedges[i])
+        if (glive[i + 1][ce]) glive[i][pe] = 1;
     }
     return true;
   }
 
-  /// The exact test of a packing (file comment, 3.), with its steps and the mapping found.
-  struct realisation {
-    const quotient_copy_search& q;
-    double t;
-    const listing& lst;
-    const limits& lim;
-    const std::atomic<bool>* stop;
-    clock::time_point deadline;
-    std::uint64_t steps = 0;
-    bool aborted = false;
-    std::vector<std::size_t> dev;
-    // assignments per count vector (by listing index), listed at t on first use: asg_done 1 when
-    // listed up to the first one (a packing's vectors are first checked for one each), 2 when whole
-    std::vector<std::vector<std::uint32_t>> asg;   // flat S per assignment
-    std::vector<char> asg_done, asg_capped;
-
-    realisation(const quotient_copy_search& q_, double t_, const listing& l, const limits& lm, const std::atomic<bool>* st,
-                clock::time_point dl)
-        : q(q_), t(t_), lst(l), lim(lm), stop(st), deadline(dl) {
-      asg.resize(l.tau.size()), asg_done.assign(l.tau.size(), 0), asg_capped.assign(l.tau.size(), 0);
-    }
-
-    bool tick() {
-      ++steps;
-      if ((lim.realise_steps && steps > lim.realise_steps) ||
-          ((steps & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)))
-        aborted = true;
-      return !aborted;
-    }
-
-    /// The *guide* of one count vector c: the programme (file comment, 1.) restricted to the
-    /// assignments with counts c (a class takes at most c_x stages, and the cheapest cost from a
-    /// stage's class is over the classes with some of c left, as in `assignments`), every layer
-    /// kept, and each state marked live when some transition leads from it to a live state of the
-    /// next layer (the last layer's states are live). The programme merges assignments into a
-    /// state by the minimum of its values, and its tests only get easier with lower values, so
-    /// the partial assignment of every exact assignment with counts c (and relaxed times ≤ t) is
-    /// a live state at every depth: the assignment search drops a partial assignment whose state
-    /// is not live, and stays exact. False when it stopped (a limit, `*stop`, the deadline).
-    std::vector<layer> gl;
-    std::vector<std::vector<char>> glive;
-    // per class x: the classes that count vector c uses, by ascending cost from x (x itself when
-    // c_x ≥ 2): the cheapest cost from x to a class with some of c left is the first with room
-    std::vector<std::vector<std::uint32_t>> near_c;
-    void make_near(const std::uint8_t* c) {
-      near_c.resize(q.K_);
-      for (std::size_t x = 0; x < q.K_; ++x) {
-        near_c[x].clear();
-        for (const auto y : q.nearest_[x])
-          if (c[y] > 0 && (y != x || c[x] >= 2)) near_c[x].push_back(y);
-      }
-    }
-    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> gedges;  // per depth: (state, child)
-    bool build_guide(const std::uint8_t* c) {
-      const auto& g = *q.g_;
-      const std::size_t S = q.S_, K = q.K_;
-      const double T = t * (1 + 1e-9) + 1e-12;
-      gl.resize(S + 1);
-      glive.resize(S + 1);
-      gl[0].reset(K, 1);
-      {
-        std::vector<std::uint8_t> k0(K, 0);
-        const double v0 = 0;
-        gl[0].insert(k0.data(), &v0);
-      }
-      std::vector<std::uint8_t> used(K), ckey;
-      std::vector<std::uint32_t> cls(S, 0);
-      std::vector<double> acc(S, 0), val;
-      make_near(c);
-      auto cheapest = [&](std::size_t x) {
-        for (const auto y : near_c[x])
-          if (used[y] < c[y]) return q.w_[x * K + y];
-        return std::numeric_limits<double>::infinity();
-      };
-      static const std::vector<std::size_t> none;
-      // one transition from state `pe` of layer i by class x: the child's key and values, or false
-      auto step = [&](std::size_t i, std::size_t pe, std::size_t x, const std::vector<std::size_t>& nb,
-                      const std::vector<double>& nb_after, double s_after, const std::vector<char>& stays) {
-        const std::size_t s = q.order_[i];
-        const auto& before = i == 0 ? none : q.frontier_[i - 1];
-        const auto& after = q.frontier_[i];
-        const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
-        const double* pv = gl[i].vals.data() + pe * gl[i].vlen;
-        std::copy(pk, pk + K, used.begin());
-        for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K + j], acc[before[j]] = pv[j];
-        ++used[x];
-        double as = g.replica_compute_ms(s);
-        for (auto u : nb) as += g.message_bytes(s, u) * q.w_[x * K + cls[u]];
-        bool ok = as + (s_after > 0 ? s_after * cheapest(x) : 0) <= T;
-        for (std::size_t j = 0; j < nb.size() && ok; ++j) {
-          const std::size_t u = nb[j];
-          const double au = acc[u] + g.message_bytes(u, s) * q.w_[cls[u] * K + x];
-          ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest(cls[u]) : 0) <= T;
-        }
-        if (!ok) return false;
-        cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
-        for (auto u : nb) acc[u] += g.message_bytes(u, s) * q.w_[cls[u] * K + x];
-        double d = pv[before.size()];
-        for (auto f : before)
-          if (!stays[f]) d = std::max(d, acc[f]);
-        if (!stays[s]) d = std::max(d, as);
-        ckey.resize(K + after.size());
-        val.resize(after.size() + 1);
-        std::copy(used.begin(), used.end(), ckey.begin());
-        for (std::size_t j = 0; j < after.size(); ++j) ckey[K + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
-        val[after.size()] = d;
-        return true;
-      };
-      struct depth_data {
-        std::vector<std::size_t> nb;
-        std::vector<double> nb_after;
-        double s_after = 0;
-        std::vector<char> stays;
-      };
-      std::vector<depth_data> dd(S);
-      for (std::size_t i = 0; i < S; ++i) {
-        const std::size_t s = q.order_[i];
-        auto& d = dd[i];
-        for (auto u : g.neighbours(s))
-          if (q.pos_[u] < i) d.nb.push_back(u);
-        d.s_after = q.bytes_after(s, i);
-        for (auto u : d.nb) d.nb_after.push_back(q.bytes_after(u, i));
-        d.stays.assign(S, 0);
-        for (auto f : q.frontier_[i]) d.stays[f] = 1;
-      }
-      std::vector<std::size_t> in_c;  // the classes c uses
-      for (std::size_t x = 0; x < K; ++x)
-        if (c[x] > 0) in_c.push_back(x);
-      gedges.resize(S);
-      for (std::size_t i = 0; i < S; ++i) {
-        gl[i + 1].reset(K + q.frontier_[i].size(), q.frontier_[i].size() + 1);
-        gedges[i].clear();
-        for (std::size_t pe = 0; pe < gl[i].count; ++pe)
-          for (const auto x : in_c) {
-            if (gl[i].keys[pe * gl[i].klen + x] >= c[x]) continue;
-            if (!tick()) return false;
-            if (step(i, pe, x, dd[i].nb, dd[i].nb_after, dd[i].s_after, dd[i].stays))
-              gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(ckey.data(), val.data()))});
-          }
-        if (gl[i + 1].count == 0) {  // no partial assignment reaches depth i + 1: none is live
-          glive[0].assign(gl[0].count, 0);
-          return true;
-        }
-      }
-      glive[S].assign(gl[S].count, 1);
-      for (std::size_t i = S; i-- > 0;) {
-        glive[i].assign(gl[i].count, 0);
-        for (const auto& [pe, ce] : gedges[i])
-          if (glive[i + 1][ce]) glive[i][pe] = 1;
-      }
-      return true;
-    }
-
-    /// The class assignments of count vector e with every relaxed time ≤ t whose classes each take
-    /// their stages alone (at most lim.assignments); with `first_only`, the first of them (the
-    /// list is whole when it is empty). Depth-first, along the live states of e's guide.
-    const std::vector<std::uint32_t>& assignments(std::size_t e, bool first_only = false) {
-      if (asg_done[e] == 2 || (first_only && asg_done[e] == 1)) return asg[e];
-      asg[e].clear();
-      const auto& g = *q.g_;
-      const std::size_t S = q.S_, K = q.K_;
-      const std::uint8_t* c = lst.flat.data() + e * K;
-      if (!build_guide(c)) return asg[e];  // aborted
-      if (gl[0].count == 0 || !glive[0][0]) {  // no assignment: the guide proves it
-        asg_done[e] = 2;
-        return asg[e];
-      }
-      std::vector<std::uint8_t> used(K, 0), gkey;
-      std::vector<std::uint32_t> a(S, 0);
-      std::vector<double> acc(S, 0);
-      const double T = t * (1 + 1e-9) + 1e-12;
-      make_near(c);
-      auto cheapest = [&](std::size_t x) {
-        for (const auto y : near_c[x])
-          if (used[y] < c[y]) return q.w_[x * K + y];
-        return std::numeric_limits<double>::infinity();
-      };
-      // whether the partial assignment after depth i is a live state of the guide
-      auto live = [&](std::size_t i) {
-        const auto& after = q.frontier_[i];
-        gkey.assign(used.begin(), used.end());
-        for (auto f : after) gkey.push_back(static_cast<std::uint8_t>(a[f]));
-        const std::size_t ce = gl[i + 1].find(gkey.data());
-        return ce < gl[i + 1].count && glive[i + 1][ce];
-      };
-      auto later = [&](std::size_t u, std::size_t i) { return q.bytes_after(u, i); };
-      std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
-      std::vector<const std::uint32_t*> alone(1);
-      std::vector<char> seen(K);
-      std::vector<item> items;
-      std::vector<std::size_t> place;
-      auto rec = [&](auto&& self, std::size_t i) -> void {
-        if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
-        if (i == S) {
-          if (lim.assignments && asg[e].size() / S >= lim.assignments) {
-            asg_capped[e] = 1;
-            return;
-          }
-          // kept only when each class can take its stages alone (a copy's part of a realisation)
-          alone[0] = a.data();
-          std::fill(seen.begin(), seen.end(), 0);
-          for (std::size_t s = 0; s < S; ++s) {
-            if (seen[a[s]]) continue;
-            seen[a[s]] = 1;
-            if (!class_fits_memo(a[s], alone, items, place)) return;
-          }
-          asg[e].insert(asg[e].end(), a.begin(), a.end());
-          return;
-        }
-        const std::size_t s = q.order_[i];
-        // the classes with room, the cheapest for s's placed neighbours first (a realisable
-        // assignment, when there is one, comes early; the whole list is the same set either way)
-        auto& xs = cand[i];
-        xs.clear();
-        for (std::size_t x = 0; x < K; ++x)
-          if (used[x] < c[x]) {
-            double k = 0;
-            for (auto u : g.neighbours(s))
-              if (q.pos_[u] < i) k += g.message_bytes(s, u) * q.w_[x * K + a[u]];
-            xs.push_back({k, static_cast<std::uint32_t>(x)});
-          }
-        std::sort(xs.begin(), xs.end());
-        for (const auto& [cost_x, x] : xs) {
-          if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
-          if (!tick()) return;
-          ++used[x];
-          a[s] = static_cast<std::uint32_t>(x);
-          double as = g.replica_compute_ms(s);
-          for (auto u : g.neighbours(s))
-            if (q.pos_[u] < i) as += g.message_bytes(s, u) * q.w_[x * K + a[u]], acc[u] += g.message_bytes(u, s) * q.w_[a[u] * K + x];
-          acc[s] = as;
-          bool ok = true;
-          auto check = [&](std::size_t v) {
-            const double b = later(v, i);
-            return acc[v] + (b > 0 ? b * cheapest(a[v]) : 0) <= T;
-          };
-          ok = check(s);
-          for (auto u : g.neighbours(s))
-            if (ok && q.pos_[u] < i) ok = check(u);
-          if (ok && live(i)) self(self, i + 1);
-          for (auto u : g.neighbours(s))
-            if (q.pos_[u] < i) acc[u] -= g.message_bytes(u, s) * q.w_[a[u] * K + x];
-          --used[x];
-        }
-      };
-      rec(rec, 0);
-      if (!aborted) asg_done[e] = first_only && !asg[e].empty() ? 1 : 2;
+  /// The class assignments of count vector e with every relaxed time ≤ t whose classes each take
+  /// their stages alone (at most lim.assignments); with `first_only`, the first of them (the
+  /// list is whole when it is empty). Depth-first, along the live states of e's guide.
+  const std::vector<std::uint32_t>& assignments(std::size_t e, bool first_only = false) {
+    if (asg_done[e] == 2 || (first_only && asg_done[e] == 1)) return asg[e];
+    asg[e].clear();
+    const auto& g = *q.g_;
+    const std::size_t S = q.S_, K = q.K_;
+    const std::uint8_t* c = lst.flat.data() + e * K;
+    if (!build_guide(c)) return asg[e];  // aborted
+    if (gl[0].count == 0 || !glive[0][0]) {  // no assignment: the guide proves it
+      asg_done[e] = 2;
       return asg[e];
     }
-
-    /// One constrained stage of a class: copy r's stage s, with its slack.
-    struct item {
-      std::uint32_t copy, stage;
-      double slack;
+    std::vector<std::uint8_t> used(K, 0), gkey;
+    std::vector<std::uint32_t> a(S, 0);
+    std::vector<double> acc(S, 0);
+    const double T = t * (1 + 1e-9) + 1e-12;
+    make_near(c);
+    auto cheapest = [&](std::size_t x) {
+      for (const auto y : near_c[x])
+        if (used[y] < c[y]) return q.w_[x * K + y];
+      return std::numeric_limits<double>::infinity();
     };
-
-    /// Whether the constrained stages of copies 0..R' (assignments `chosen`) in class x get
-    /// distinct devices of x within their slacks; the devices in `place` (by item) when true.
-    bool class_fits(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
-                    std::vector<std::size_t>& place) {
-      return class_items(x, chosen, items) && place_items(x, items, place);
-    }
-
-    /// `class_fits` without the devices, remembered by its items: the copies' choices that differ
-    /// outside class x (most of them, while the copies' assignments are tried depth-first) pose the
-    /// same placement problem in x again, and its answer is looked up instead of searched anew.
-    bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
-                         std::vector<std::size_t>& place) {
-      if (!class_items(x, chosen, items)) return false;
-      if (items.empty()) return true;
-      key.clear();
-      key.push_back(x);
-      for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
-      if (const auto f = memo.find(key); f != memo.end()) return f->second;
-      const bool ok = place_items(x, items, place);
-      if (aborted) return false;  // stopped inside: no answer to remember
-      if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
-      memo.emplace(key, ok);
-      return ok;
-    }
-
-    struct key_hash {
-      std::size_t operator()(const std::vector<std::uint64_t>& k) const noexcept {
-        std::uint64_t h = 0x9E3779B97F4A7C15ull;
-        for (const auto v : k) h = (h ^ v) * 0x100000001B3ull, h ^= h >> 29;
-        return static_cast<std::size_t>(h);
+    // whether the partial assignment after depth i is a live state of the guide
+    auto live = [&](std::size_t i) {
+      const auto& after = q.frontier_[i];
+      gkey.assign(used.begin(), used.end());
+      for (auto f : after) gkey.push_back(static_cast<std::uint8_t>(a[f]));
+      const std::size_t ce = gl[i + 1].find(gkey.data());
+      return ce < gl[i + 1].count && glive[i + 1][ce];
+    };
+    auto later = [&](std::size_t u, std::size_t i) { return q.bytes_after(u, i); };
+    std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
+    std::vector<const std::uint32_t*> alone(1);
+    std::vector<char> seen(K);
+    std::vector<item> items;
+    std::vector<std::size_t> place;
+    auto rec = [&](auto&& self, std::size_t i) -> void {
+      if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
+      if (i == S) {
+        if (lim.assignments && asg[e].size() / S >= lim.assignments) {
+          asg_capped[e] = 1;
+          return;
+        }
+        // kept only when each class can take its stages alone (a copy's part of a realisation)
+        alone[0] = a.data();
+        std::fill(seen.begin(), seen.end(), 0);
+        for (std::size_t s = 0; s < S; ++s) {
+          if (seen[a[s]]) continue;
+          seen[a[s]] = 1;
+          if (!class_fits_memo(a[s], alone, items, place)) return;
+        }
+        asg[e].insert(asg[e].end(), a.begin(), a.end());
+        return;
+      }
+      const std::size_t s = q.order_[i];
+      // the classes with room, the cheapest for s's placed neighbours first (a realisable
+      // assignment, when there is one, comes early; the whole list is the same set either way)
+      auto& xs = cand[i];
+      xs.clear();
+      for (std::size_t x = 0; x < K; ++x)
+        if (used[x] < c[x]) {
+          double k = 0;
+          for (auto u : g.neighbours(s))
+            if (q.pos_[u] < i) k += g.message_bytes(s, u) * q.w_[x * K + a[u]];
+          xs.push_back({k, static_cast<std::uint32_t>(x)});
+        }
+      std::sort(xs.begin(), xs.end());
+      for (const auto& [cost_x, x] : xs) {
+        if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
+        if (!tick()) return;
+        ++used[x];
+        a[s] = static_cast<std::uint32_t>(x);
+        double as = g.replica_compute_ms(s);
+        for (auto u : g.neighbours(s))
+          if (q.pos_[u] < i) as += g.message_bytes(s, u) * q.w_[x * K + a[u]], acc[u] += g.message_bytes(u, s) * q.w_[a[u] * K + x];
+        acc[s] = as;
+        bool ok = true;
+        auto check = [&](std::size_t v) {
+          const double b = later(v, i);
+          return acc[v] + (b > 0 ? b * cheapest(a[v]) : 0) <= T;
+        };
+        ok = check(s);
+        for (auto u : g.neighbours(s))
+          if (ok && q.pos_[u] < i) ok = check(u);
+        if (ok && live(i)) self(self, i + 1);
+        for (auto u : g.neighbours(s))
+          if (q.pos_[u] < i) acc[u] -= g.message_bytes(u, s) * q.w_[a[u] * K + x];
+        --used[x];
       }
     };
-    std::unordered_map<std::vector<std::uint64_t>, bool, key_hash> memo;
-    std::vector<std::uint64_t> key;
+    rec(rec, 0);
+    if (!aborted) asg_done[e] = first_only && !asg[e].empty() ? 1 : 2;
+    return asg[e];
+  }
 
-    /// The constrained stages (with a neighbour of their copy in class x) of the copies `chosen`
-    /// in x, with their slacks; false when an unconstrained one is over t already.
-    bool class_items(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items) const {
-      const auto& g = *q.g_;
-      const std::size_t K = q.K_;
-      const double T = t * (1 + 1e-12);  // the model's own times are checked at the end
-      items.clear();
-      for (std::size_t r = 0; r < chosen.size(); ++r) {
-        const std::uint32_t* a = chosen[r];
-        for (const auto s : q.order_) {
-          if (a[s] != x) continue;
-          double v = g.replica_compute_ms(s);
-          bool constrained = false;
-          for (auto u : g.neighbours(s)) {
-            if (a[u] == x) constrained = true;
-            else v += g.message_bytes(s, u) * q.w_[x * K + a[u]];
-          }
-          if (!constrained && v > T) return false;  // within the tolerance of the listing only
-          if (constrained) items.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(s), T - v});
+  /// One constrained stage of a class: copy r's stage s, with its slack.
+  struct item {
+    std::uint32_t copy, stage;
+    double slack;
+  };
+
+  /// Whether the constrained stages of copies 0..R' (assignments `chosen`) in class x get
+  /// distinct devices of x within their slacks; the devices in `place` (by item) when true.
+  bool class_fits(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
+                  std::vector<std::size_t>& place) {
+    return class_items(x, chosen, items) && place_items(x, items, place);
+  }
+
+  /// `class_fits` without the devices, remembered by its items: the copies' choices that differ
+  /// outside class x (most of them, while the copies' assignments are tried depth-first) pose the
+  /// same placement problem in x again, and its answer is looked up instead of searched anew.
+  bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
+                       std::vector<std::size_t>& place) {
+    if (!class_items(x, chosen, items)) return false;
+    if (items.empty()) return true;
+    key.clear();
+    key.push_back(x);
+    for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
+    if (const auto f = memo.find(key); f != memo.end()) return f->second;
+    const bool ok = place_items(x, items, place);
+    if (aborted) return false;  // stopped inside: no answer to remember
+    if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
+    memo.emplace(key, ok);
+    return ok;
+  }
+
+  struct key_hash {
+    std::size_t operator()(const std::vector<std::uint64_t>& k) const noexcept {
+      std::uint64_t h = 0x9E3779B97F4A7C15ull;
+      for (const auto v : k) h = (h ^ v) * 0x100000001B3ull, h ^= h >> 29;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<std::uint64_t>, bool, key_hash> memo;
+  std::vector<std::uint64_t> key;
+
+  /// The constrained stages (with a neighbour of their copy in class x) of the copies `chosen`
+  /// in x, with their slacks; false when an unconstrained one is over t already.
+  bool class_items(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items) const {
+    const auto& g = *q.g_;
+    const std::size_t K = q.K_;
+    const double T = t * (1 + 1e-12);  // the model's own times are checked at the end
+    items.clear();
+    for (std::size_t r = 0; r < chosen.size(); ++r) {
+      const std::uint32_t* a = chosen[r];
+      for (const auto s : q.order_) {
+        if (a[s] != x) continue;
+        double v = g.replica_compute_ms(s);
+        bool constrained = false;
+        for (auto u : g.neighbours(s)) {
+          if (a[u] == x) constrained = true;
+          else v += g.message_bytes(s, u) * q.w_[x * K + a[u]];
         }
+        if (!constrained && v > T) return false;  // within the tolerance of the listing only
+        if (constrained) items.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(s), T - v});
       }
-      return true;
     }
+    return true;
+  }
 
-    /// Distinct devices of class x for `items` within their slacks, depth-first (`place`).
-    bool place_items(std::size_t x, const std::vector<item>& items, std::vector<std::size_t>& place) {
-      const auto& g = *q.g_;
-      const std::size_t K = q.K_;
-      place.assign(items.size(), 0);
-      if (items.empty()) return true;
-      const auto& devs = q.classes_[x];
-      const double wmin = q.w_[x * K + x];
-      std::vector<double> sum(items.size(), 0);  // intra sends to placed stages
-      std::vector<double> open(items.size(), 0); // bytes to same-class stages not yet placed
-      // item index of (copy, stage) for the neighbours: items of one copy are contiguous
-      auto index_of = [&](std::size_t from, std::uint32_t r, std::uint32_t s) -> std::size_t {
-        for (std::size_t j = from; j < items.size() && items[j].copy == r; ++j)
-          if (items[j].stage == s) return j;
-        for (std::size_t j = from; j-- > 0 && items[j].copy == r;)
-          if (items[j].stage == s) return j;
-        return items.size();
-      };
-      std::vector<std::vector<std::pair<std::size_t, double>>> nbr(items.size());
-      for (std::size_t j = 0; j < items.size(); ++j) {
-        for (auto u : g.neighbours(items[j].stage)) {
-          const std::size_t k = index_of(j, items[j].copy, static_cast<std::uint32_t>(u));
-          if (k < items.size()) nbr[j].push_back({k, g.message_bytes(items[j].stage, u)}), open[j] += g.message_bytes(items[j].stage, u);
-        }
-        if (open[j] * wmin > items[j].slack) return false;
+  /// Distinct devices of class x for `items` within their slacks, depth-first (`place`).
+  bool place_items(std::size_t x, const std::vector<item>& items, std::vector<std::size_t>& place) {
+    const auto& g = *q.g_;
+    const std::size_t K = q.K_;
+    place.assign(items.size(), 0);
+    if (items.empty()) return true;
+    const auto& devs = q.classes_[x];
+    const double wmin = q.w_[x * K + x];
+    std::vector<double> sum(items.size(), 0);  // intra sends to placed stages
+    std::vector<double> open(items.size(), 0); // bytes to same-class stages not yet placed
+    // item index of (copy, stage) for the neighbours: items of one copy are contiguous
+    auto index_of = [&](std::size_t from, std::uint32_t r, std::uint32_t s) -> std::size_t {
+      for (std::size_t j = from; j < items.size() && items[j].copy == r; ++j)
+        if (items[j].stage == s) return j;
+      for (std::size_t j = from; j-- > 0 && items[j].copy == r;)
+        if (items[j].stage == s) return j;
+      return items.size();
+    };
+    std::vector<std::vector<std::pair<std::size_t, double>>> nbr(items.size());
+    for (std::size_t j = 0; j < items.size(); ++j) {
+      for (auto u : g.neighbours(items[j].stage)) {
+        const std::size_t k = index_of(j, items[j].copy, static_cast<std::uint32_t>(u));
+        if (k < items.size()) nbr[j].push_back({k, g.message_bytes(items[j].stage, u)}), open[j] += g.message_bytes(items[j].stage, u);
       }
-      std::uint32_t free = devs.size() >= 32 ? ~0u : (1u << devs.size()) - 1;
-      auto rec = [&](auto&& self, std::size_t j) -> bool {
-        if (j == items.size()) return true;
-        for (std::uint32_t m = free; m; m &= m - 1) {
-          if (!tick()) return false;
-          const std::size_t d = static_cast<std::size_t>(std::countr_zero(m));
-          place[j] = devs[d];
-          bool ok = true;
-          // j's sends to placed neighbours, and theirs to j, within the slacks
-          double sj = 0;
-          for (const auto& [k, bytes] : nbr[j])
-            if (k < j) sj += bytes * q.L_->ms_per_byte(devs[d], place[k]);
-          double oj = 0;
-          for (const auto& [k, bytes] : nbr[j])
-            if (k > j) oj += bytes;
-          ok = sj + oj * wmin <= items[j].slack;
-          for (const auto& [k, bytes] : nbr[j]) {
-            if (!ok) break;
-            if (k >= j) continue;
-            const double add = bytes * q.L_->ms_per_byte(place[k], devs[d]);
-            ok = sum[k] + add + (open[k] - bytes) * wmin <= items[k].slack;
-          }
-          if (ok) {
-            for (const auto& [k, bytes] : nbr[j])
-              if (k < j) sum[k] += bytes * q.L_->ms_per_byte(place[k], devs[d]), open[k] -= bytes;
-            sum[j] = sj, open[j] = oj;
-            free &= ~(1u << d);
-            const bool r = self(self, j + 1);
-            free |= 1u << d;
-            for (const auto& [k, bytes] : nbr[j])
-              if (k < j) sum[k] -= bytes * q.L_->ms_per_byte(place[k], devs[d]), open[k] += bytes;
-            if (r) return true;
-          }
-          if (aborted) return false;
+      if (open[j] * wmin > items[j].slack) return false;
+    }
+    std::uint32_t free = devs.size() >= 32 ? ~0u : (1u << devs.size()) - 1;
+    auto rec = [&](auto&& self, std::size_t j) -> bool {
+      if (j == items.size()) return true;
+      for (std::uint32_t m = free; m; m &= m - 1) {
+        if (!tick()) return false;
+        const std::size_t d = static_cast<std::size_t>(std::countr_zero(m));
+        place[j] = devs[d];
+        bool ok = true;
+        // j's sends to placed neighbours, and theirs to j, within the slacks
+        double sj = 0;
+        for (const auto& [k, bytes] : nbr[j])
+          if (k < j) sj += bytes * q.L_->ms_per_byte(devs[d], place[k]);
+        double oj = 0;
+        for (const auto& [k, bytes] : nbr[j])
+          if (k > j) oj += bytes;
+        ok = sj + oj * wmin <= items[j].slack;
+        for (const auto& [k, bytes] : nbr[j]) {
+          if (!ok) break;
+          if (k >= j) continue;
+          const double add = bytes * q.L_->ms_per_byte(place[k], devs[d]);
+          ok = sum[k] + add + (open[k] - bytes) * wmin <= items[k].slack;
         }
-        return false;
-      };
-      return rec(rec, 0);
-    }
-
-    /// What earlier solves learnt of vector e at t: -1 no assignment, 1 some, 0 unknown.
-    [[nodiscard]] int known(std::size_t e) const {
-      const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
-      std::lock_guard lk(q.kmu_);
-      const auto f = q.known_.find(k);
-      if (f == q.known_.end()) return 0;
-      return t <= f->second.none_up_to ? -1 : t >= f->second.some_from ? 1 : 0;
-    }
-    void learn(std::size_t e, bool some) const {
-      const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
-      std::lock_guard lk(q.kmu_);
-      if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear();  // bounded memory
-      auto& v = q.known_[k];
-      if (some) v.some_from = std::min(v.some_from, t);
-      else v.none_up_to = std::max(v.none_up_to, t);
-    }
-
-    /// Whether the packing `sol` (R count vectors) realises; the mapping in `dev` when it does.
-    bool run(std::span<const std::size_t> sol_in) {
-      if (aborted) return false;
-      std::vector<std::size_t> sol(sol_in.begin(), sol_in.end());
-      std::sort(sol.begin(), sol.end());
-      const std::size_t R = sol.size(), K = q.K_, S = q.S_;
-      // most rejected packings hold a vector with no assignment at all: that is found without
-      // listing the others' assignments whole, and remembered across targets
-      for (const auto e : sol) {
-        const int k = known(e);
-        if (k < 0) return false;
-        if (k > 0) continue;
-        const bool empty = assignments(e, true).empty();
+        if (ok) {
+          for (const auto& [k, bytes] : nbr[j])
+            if (k < j) sum[k] += bytes * q.L_->ms_per_byte(place[k], devs[d]), open[k] -= bytes;
+          sum[j] = sj, open[j] = oj;
+          free &= ~(1u << d);
+          const bool r = self(self, j + 1);
+          free |= 1u << d;
+          for (const auto& [k, bytes] : nbr[j])
+            if (k < j) sum[k] -= bytes * q.L_->ms_per_byte(place[k], devs[d]), open[k] += bytes;
+          if (r) return true;
+        }
         if (aborted) return false;
-        learn(e, !empty);
-        if (empty) return false;
       }
-      for (const auto e : sol)
-        if (assignments(e).empty()) return false;
-      std::vector<const std::uint32_t*> chosen;
-      std::vector<std::size_t> pick(R, 0);
-      std::vector<item> items;
-      std::vector<std::size_t> place;
-      auto rec = [&](auto&& self, std::size_t r) -> bool {
-        if (r == R) return true;
-        const auto& A = asg[sol[r]];
-        const std::size_t na = A.size() / S;
-        const std::size_t from = r > 0 && sol[r] == sol[r - 1] ? pick[r - 1] : 0;
-        for (std::size_t j = from; j < na; ++j) {
-          if (!tick()) return false;
-          pick[r] = j;
-          chosen.push_back(A.data() + j * S);
-          bool ok = true;
-          std::vector<char> seen(K, 0);
-          for (std::size_t s = 0; s < S && ok; ++s) {
-            const std::size_t x = chosen.back()[s];
-            if (seen[x]) continue;
-            seen[x] = 1;
-            ok = class_fits_memo(x, chosen, items, place);
-          }
-          if (ok && self(self, r + 1)) return true;
-          chosen.pop_back();
-          if (aborted) return false;
-        }
-        return false;
-      };
-      if (!rec(rec, 0)) {
-        for (const auto e : sol)
-          if (asg_capped[e]) aborted = true;  // not every assignment was tried
-        return false;
-      }
-      // the devices: constrained stages as placed, the others on the devices of their class left
-      const auto& g = *q.g_;
-      dev.assign(g.vertices(), 0);
-      for (std::size_t x = 0; x < K; ++x) {
-        if (!class_fits(x, chosen, items, place)) return false;  // cannot happen: checked above
-        std::vector<char> taken(q.classes_[x].size(), 0);
-        std::vector<char> set(R * S, 0);
-        for (std::size_t j = 0; j < items.size(); ++j) {
-          dev[g.vertex(items[j].stage, items[j].copy)] = place[j], set[items[j].copy * S + items[j].stage] = 1;
-          for (std::size_t d = 0; d < taken.size(); ++d)
-            if (q.classes_[x][d] == place[j]) taken[d] = 1;
-        }
-        std::size_t next = 0;
-        for (std::size_t r = 0; r < R; ++r)
-          for (std::size_t s = 0; s < S; ++s) {
-            if (chosen[r][s] != x || set[r * S + s]) continue;
-            while (taken[next]) ++next;
-            taken[next] = 1;
-            dev[g.vertex(s, r)] = q.classes_[x][next];
-          }
-      }
-      // the model's own times (sums in another order): a mapping over t by rounding answers
-      // unknown, never a rejection
-      for (std::size_t v = 0; v < g.vertices(); ++v)
-        if (g.replica_compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, *q.L_, dev, v) > t) {
-          aborted = true;
-          return false;
-        }
-      return true;
-    }
-  };
+      return false;
+    };
+    return rec(rec, 0);
+  }
 
-  const stage_graph* g_;
-  const link_costs* L_;
-  std::vector<std::vector<std::size_t>> classes_;
-  std::size_t S_, R_, K_;
-  bool applies_ = false;
-  std::vector<std::uint32_t> size_;                 // devices per class
-  std::vector<double> w_;                           // [x · K + y]: w(x, y); w(x, x) the cheapest inside x
-  std::vector<std::vector<std::uint32_t>> nearest_; // classes by ascending cost from x
-  std::vector<std::size_t> order_, pos_;            // the programme's stage order
-  std::vector<std::vector<std::size_t>> frontier_;  // per depth
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const listing> cache_;    // the listing at the largest T so far
-  /// What earlier realisations learnt of a count vector's assignments, monotone in the target (an
-  /// assignment within t is one within every larger target): none at or below `none_up_to`, some
-  /// at or above `some_from`. Keyed by the vector's K counts; shared by concurrent solves.
-  struct vector_knowledge {
-    double none_up_to = -std::numeric_limits<double>::infinity();
-    double some_from = std::numeric_limits<double>::infinity();
-  };
-  mutable std::mutex kmu_;
-  mutable std::unordered_map<std::string, vector_knowledge> known_;
+  /// What earlier solves learnt of vector e at t: -1 no assignment, 1 some, 0 unknown.
+  [[nodiscard]] int known(std::size_t e) const {
+    const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+    std::lock_guard lk(q.kmu_);
+    const auto f = q.known_.find(k);
+    if (f == q.known_.end()) return 0;
+    return t <= f->second.none_up_to ? -1 : t >= f->second.some_from ? 1 : 0;
+  }
+  void learn(std::size_t e, bool some) const {
+    const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+    std::lock_guard lk(q.kmu_);
+    if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear();  // bounded memory
+    auto& v = q.known_[k];
+    if (some) v.some_from = std::min(v.some_from, t);
+    else v.none_up_to = std::max(v.none_up_to, t);
+  }
+
+  /// Whether the packing `sol` (R count vectors) realises; the mapping in `dev` when it does.
+  bool run(std::span<const std::size_t> sol_in) {
+    if (aborted) return false;
+    std::vector<std::size_t> sol(sol_in.begin(), sol_in.end());
+    std::sort(sol.begin(), sol.end());
+    const std::size_t R = sol.size(), K = q.K_, S = q.S_;
+    // most rejected packings hold a vector with no assignment at all: that is found without
+    // listing the others' assignments whole, and remembered across targets
+    for (const auto e : sol) {
+      const int k = known(e);
+      if (k < 0) return false;
+      if (k > 0) continue;
+      const bool empty = assignments(e, true).empty();
+      if (aborted) return false;
+      learn(e, !empty);
+      if (empty) return false;
+    }
+    for (const auto e : sol)
+      if (assignments(e).empty()) return false;
+    std::vector<const std::uint32_t*> chosen;
+    std::vector<std::size_t> pick(R, 0);
+    std::vector<item> items;
+    std::vector<std::size_t> place;
+    auto rec = [&](auto&& self, std::size_t r) -> bool {
+      if (r == R) return true;
+      const auto& A = asg[sol[r]];
+      const std::size_t na = A.size() / S;
+      const std::size_t from = r > 0 && sol[r] == sol[r - 1] ? pick[r - 1] : 0;
+      for (std::size_t j = from; j < na; ++j) {
+        if (!tick()) return false;
+        pick[r] = j;
+        chosen.push_back(A.data() + j * S);
+        bool ok = true;
+        std::vector<char> seen(K, 0);
+        for (std::size_t s = 0; s < S && ok; ++s) {
+          const std::size_t x = chosen.back()[s];
+          if (seen[x]) continue;
+          seen[x] = 1;
+          ok = class_fits_memo(x, chosen, items, place);
+        }
+        if (ok && self(self, r + 1)) return true;
+        chosen.pop_back();
+        if (aborted) return false;
+      }
+      return false;
+    };
+    if (!rec(rec, 0)) {
+      for (const auto e : sol)
+        if (asg_capped[e]) aborted = true;  // not every assignment was tried
+      return false;
+    }
+    // the devices: constrained stages as placed, the others on the devices of their class left
+    const auto& g = *q.g_;
+    dev.assign(g.vertices(), 0);
+    for (std::size_t x = 0; x < K; ++x) {
+      if (!class_fits(x, chosen, items, place)) return false;  // cannot happen: checked above
+      std::vector<char> taken(q.classes_[x].size(), 0);
+      std::vector<char> set(R * S, 0);
+      for (std::size_t j = 0; j < items.size(); ++j) {
+        dev[g.vertex(items[j].stage, items[j].copy)] = place[j], set[items[j].copy * S + items[j].stage] = 1;
+        for (std::size_t d = 0; d < taken.size(); ++d)
+          if (q.classes_[x][d] == place[j]) taken[d] = 1;
+      }
+      std::size_t next = 0;
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < S; ++s) {
+          if (chosen[r][s] != x || set[r * S + s]) continue;
+          while (taken[next]) ++next;
+          taken[next] = 1;
+          dev[g.vertex(s, r)] = q.classes_[x][next];
+        }
+    }
+    // the model's own times (sums in another order): a mapping over t by rounding answers
+    // unknown, never a rejection
+    for (std::size_t v = 0; v < g.vertices(); ++v)
+      if (g.replica_compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, *q.L_, dev, v) > t) {
+        aborted = true;
+        return false;
+      }
+    return true;
+  }
 };
+
+/// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
+/// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
+/// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
+/// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
+/// programme at a larger target only has more states, so it would reach the limit too).
+inline quotient_copy_answer quotient_copy_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
+                                                        clock::time_point deadline, const std::atomic<double>* capped_at) const {
+  quotient_copy_answer a;
+  if (!applies_) return a;
+  const double T = t * (1 + 1e-9) + 1e-12;  // a copy whose time rounds to t is listed
+  std::shared_ptr<const listing> lst;
+  {
+    std::lock_guard lk(mu_);
+    if (cache_ && cache_->T >= T) lst = cache_;
+  }
+  if (!lst) {
+    std::uint64_t steps = 0;
+    auto fresh = std::make_shared<listing>();
+    fresh->T = T;
+    const bool ok = run_programme(T, lim, stop, deadline, *fresh, steps, capped_at, t);
+    a.nodes += steps;
+    if (!ok) {
+      a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
+      return a;
+    }
+    std::lock_guard lk(mu_);
+    if (!cache_ || cache_->T < fresh->T) cache_ = fresh;
+    lst = std::move(fresh);
+  }
+  const auto& tau = lst->tau;
+  const std::size_t n = static_cast<std::size_t>(std::upper_bound(tau.begin(), tau.end(), T) - tau.begin());
+  a.vectors = n;
+  a.next_change = n < tau.size() ? std::min(tau[n], lst->T) : lst->T;
+  if (!(a.next_change > t)) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
+  if (n == 0) {
+    a.answer = quotient_copy_answer::kind::none;
+    return a;
+  }
+  std::vector<class_cover_packing::entry> entries;
+  std::vector<std::size_t> starts{0};
+  for (std::size_t e = 0; e < n; ++e) {
+    for (std::size_t x = 0; x < K_; ++x)
+      if (lst->flat[e * K_ + x] > 0) entries.push_back({static_cast<std::uint32_t>(x), lst->flat[e * K_ + x]});
+    starts.push_back(entries.size());
+  }
+  class_cover_packing pack{std::span<const std::uint32_t>(size_), std::span<const class_cover_packing::entry>(entries),
+                           std::span<const std::size_t>(starts)};
+  realisation re(*this, t, *lst, lim, stop, deadline);
+  std::atomic<bool> halt{false};
+  pack.set_accept(
+      [&](std::span<const std::size_t> sol) {
+        if (re.run(sol)) return true;
+        if (re.aborted) halt.store(true, std::memory_order_relaxed);
+        return false;
+      },
+      std::numeric_limits<std::size_t>::max());
+  const auto o = pack.solve(R_, lim.packing_nodes, &halt, deadline);
+  a.nodes += pack.nodes() + re.steps;
+  a.rejected = pack.rejections();
+  if (o == class_cover_packing::outcome::found) {
+    a.answer = quotient_copy_answer::kind::found;
+    a.dev = std::move(re.dev);
+    return a;
+  }
+  if (o == class_cover_packing::outcome::none && !re.aborted && !(stop && stop->load())) {
+    a.answer = quotient_copy_answer::kind::none;
+    if (a.rejected > 0) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
+  }
+  return a;
+}
 
 }  // namespace devplace::detail

@@ -45,61 +45,11 @@
 
 #include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// The link classes of `L` (file comment): every device in exactly one class, classes of two or
-/// more devices grown from pairs (the smallest class holding the pair, at most `max_size`
-/// devices), the others alone; ascending devices, classes by their first device. Symmetric
-/// per-byte costs are read (`ms_per_byte`). O(D³); O(D² · max_size) when the rows of most pairs
-/// differ on more than max_size − 2 devices (a mesh, a torus: such a pair is skipped after its
-/// first max_size − 1 differences, and a pair once the class would be no smaller than the best
-/// one found for its first device); at `deadline` the classes found so far and singletons for
-/// the rest.
-[[nodiscard]] inline std::vector<std::vector<std::size_t>> find_link_classes(
-    const link_costs& L, std::size_t max_size = 16, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-  const std::size_t D = L.devices();
-  std::vector<char> assigned(D, 0), in(D, 0);
-  std::vector<std::vector<std::size_t>> classes;
-  std::vector<std::size_t> cls, best;
-  for (std::size_t a = 0; a < D; ++a) {
-    if (assigned[a]) continue;
-    best = {a};
-    if (std::chrono::steady_clock::now() < deadline) {
-      for (std::size_t b = a + 1; b < D && best.size() != 2; ++b) {
-        if (assigned[b]) continue;
-        // the most devices a class may hold: max_size, and fewer than the best one so far
-        const std::size_t cap = best.size() > 1 ? std::min(max_size, best.size() - 1) : max_size;
-        // every device on which a and b differ must join: more than cap − 2 of them, none
-        std::size_t differ = 0;
-        for (std::size_t c = 0; c < D && differ + 2 <= cap; ++c)
-          if (c != a && c != b && L.ms_per_byte(b, c) != L.ms_per_byte(a, c)) ++differ;
-        if (differ + 2 > cap) continue;
-        // grow {a, b} until every member's links outside it equal a's
-        cls = {a, b};
-        in[a] = in[b] = 1;
-        bool ok = true;
-        for (std::size_t i = 1; i < cls.size() && ok; ++i) {
-          const std::size_t x = cls[i];
-          for (std::size_t c = 0; c < D && ok; ++c) {
-            if (in[c] || L.ms_per_byte(x, c) == L.ms_per_byte(a, c)) continue;
-            // c must join: x and a differ on it (members before x agree with a outside the class)
-            if (assigned[c] || cls.size() == cap) ok = false;
-            else in[c] = 1, cls.push_back(c);
-          }
-        }
-        for (const auto x : cls) in[x] = 0;
-        if (ok && (best.size() == 1 || cls.size() < best.size())) best = cls;
-      }
-    }
-    std::sort(best.begin(), best.end());
-    for (const auto x : best) assigned[x] = 1;
-    classes.push_back(best);
-  }
-  return classes;
-}
 
 /// The link costs of the quotient by `classes` (a partition of the devices into link classes):
 /// [x · K + y] = w(x, y), the cost of every link between classes x ≠ y, and w(x, x) the cheapest
@@ -128,6 +78,50 @@ inline void shuffle_class_pools(std::vector<std::vector<std::size_t>>& pool, std
       z = z * 6364136223846793005ull + 1442695040888963407ull;
       std::swap(p[i - 1], p[(z >> 33) % i]);
     }
+}
+
+/// The best ring through the devices of `set` under the real links (Held–Karp with bottleneck
+/// costs: |set| ≤ 16), `set` reordered into it; its largest per-byte cost (+inf: none, `set` kept).
+[[nodiscard]] inline double best_ring(const link_costs& L, std::vector<std::size_t>& set) {
+  auto [W, order] = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return L.ms_per_byte(set[i], set[j]); });
+  if (order.empty()) return W;
+  std::vector<std::size_t> ring(set.size());
+  for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
+  set = std::move(ring);
+  return W;
+}
+
+/// The ring realisation of the relaxed ring covers (quotient and line): a mapping at t from
+/// per-stage counts over the classes (`counts[s·K + x]`, the classes taken in `order`), if one
+/// of `tries` draws realises them. Each stage takes its counts from the devices of each class (in
+/// order, then shuffled per draw); `ring_of(set)` reorders its devices into a ring and returns
+/// the ring's largest per-byte cost; the stage must then meet t. The device of every vertex
+/// s·R + q, or empty.
+template <class RingOf>
+[[nodiscard]] std::vector<std::size_t> realise_rings(const stage_graph& g, const std::vector<std::vector<std::size_t>>& classes,
+                                                     std::span<const std::uint32_t> counts, std::span<const std::size_t> order,
+                                                     double t, std::size_t tries, RingOf&& ring_of) {
+  const std::size_t S = g.stages(), R = g.replicas(), K = classes.size();
+  if (counts.size() != S * K) return {};
+  std::vector<std::vector<std::size_t>> pool(classes);
+  std::uint64_t z = 0x853C49E6748FEA9Bull;
+  std::vector<std::size_t> dev(g.vertices()), ring;
+  for (std::size_t draw = 0; draw < tries; ++draw) {
+    if (draw > 0) shuffle_class_pools(pool, z);
+    std::vector<std::size_t> next(K, 0);
+    bool ok = true;
+    for (std::size_t s = 0; s < S && ok; ++s) {
+      ring.clear();
+      for (const std::size_t x : order)
+        for (std::uint32_t c = 0; c < counts[s * K + x]; ++c) ring.push_back(pool[x][next[x]++]);
+      if (ring.size() != R) return {};
+      const double W = ring_of(ring);
+      ok = ring.size() == R && g.ring_stage_ms(s, W) <= t;
+      for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
+    }
+    if (ok) return dev;
+  }
+  return {};
 }
 
 /// The answer of `quotient_ring_search::solve`.
@@ -233,11 +227,11 @@ class quotient_ring_search {
     if (!applies_) return a;
     const auto& g = *g_;
     double theta = -std::numeric_limits<double>::infinity();
-    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g.replica_compute_ms(s)) / g.allreduce_bytes(s));
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, g.ring_cost_within(s, t));
     theta *= 1 + 1e-9;  // a vector whose time rounds to t is listed (the times are checked exactly)
     // every vector not listed costs at least the cheapest value above θ
     const auto above = std::upper_bound(values_.begin(), values_.end(), theta);
-    a.next_change = above == values_.end() ? std::numeric_limits<double>::infinity() : first_time(*above);
+    a.next_change = above == values_.end() ? std::numeric_limits<double>::infinity() : g.least_ring_stage_ms(*above);
     // 1. the count vectors with W ≤ θ, from the listing at the largest θ so far when it covers θ
     std::shared_ptr<const listing> lst;
     {
@@ -264,7 +258,7 @@ class quotient_ring_search {
     std::vector<std::size_t> starts{0};
     for (std::size_t e = 0; e < W.size(); ++e)
       for (std::size_t s = 0; s < S_; ++s) {
-        const double time = g.replica_compute_ms(s) + g.allreduce_bytes(s) * W[e];
+        const double time = g.ring_stage_ms(s, W[e]);
         if (time > t) {
           a.next_change = std::min(a.next_change, time);
           continue;
@@ -297,31 +291,13 @@ class quotient_ring_search {
     return a;
   }
 
-  /// A mapping at t from the count vectors of a relaxed_found answer, if one of `tries` draws
-  /// realises them: each stage takes its counts from the devices of each class (in order, then
-  /// shuffled per draw), its ring the best cycle over them under the real links (Held–Karp with
-  /// bottleneck costs, R ≤ 12); the device of every vertex s·R + q, or empty.
+  /// A mapping at t from the count vectors of a relaxed_found answer (`realise_rings`), each
+  /// stage's ring the best cycle over its devices under the real links (R ≤ 12); or empty.
   [[nodiscard]] std::vector<std::size_t> realise(const quotient_ring_answer& a, double t, std::size_t tries = 16) const {
     if (a.answer != quotient_ring_answer::kind::relaxed_found || R_ > 12) return {};
-    const auto& g = *g_;
-    std::vector<std::vector<std::size_t>> pool(classes_);
-    std::uint64_t z = 0x853C49E6748FEA9Bull;
-    std::vector<std::size_t> dev(g.vertices()), ring;
-    for (std::size_t draw = 0; draw < tries; ++draw) {
-      if (draw > 0) shuffle_class_pools(pool, z);
-      std::vector<std::size_t> next(K_, 0);
-      bool ok = true;
-      for (std::size_t s = 0; s < S_ && ok; ++s) {
-        ring.clear();
-        for (std::size_t x = 0; x < K_; ++x)
-          for (std::uint32_t c = 0; c < a.counts[s * K_ + x]; ++c) ring.push_back(pool[x][next[x]++]);
-        const double W = best_cycle(ring);
-        ok = ring.size() == R_ && g.replica_compute_ms(s) + g.allreduce_bytes(s) * W <= t;
-        for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
-      }
-      if (ok) return dev;
-    }
-    return {};
+    std::vector<std::size_t> order(K_);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    return realise_rings(*g_, classes_, a.counts, order, t, tries, [&](std::vector<std::size_t>& set) { return best_ring(*L_, set); });
   }
 
  private:
@@ -414,24 +390,6 @@ class quotient_ring_search {
     }
     a.nodes = steps;
     return !capped;
-  }
-
-  /// Reorders `set` into a cycle of least largest link cost and returns that cost (+inf for
-  /// fewer than 2 devices).
-  [[nodiscard]] double best_cycle(std::vector<std::size_t>& set) const {
-    auto [W, order] = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return L_->ms_per_byte(set[i], set[j]); });
-    if (order.empty()) return W;
-    std::vector<std::size_t> ring(set.size());
-    for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
-    set = std::move(ring);
-    return W;
-  }
-
-  /// The smallest stage time with ring cost w.
-  [[nodiscard]] double first_time(double w) const {
-    double m = std::numeric_limits<double>::infinity();
-    for (std::size_t s = 0; s < S_; ++s) m = std::min(m, g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * w);
-    return m;
   }
 
   const stage_graph* g_;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file map/detail/ring_cover.hpp
-/// The ring-cover inner search of `mapping_search` (`mapper_options::ring_cover`), the allreduce
+/// The ring-cover inner search of `mapping_search` (the `ring_cover` oracle, map/oracle.hpp), the allreduce
 /// counterpart of the copy cover. Under the allreduce model without latency, stage s on a ring of
 /// devices takes c_u(s) + x_s · W, where x_s = 2(R−1)/R · P(s) and W is the largest per-byte
 /// link cost along the ring; a device set X can hold a ring of W(X) = the smallest such W over
@@ -49,7 +49,7 @@ namespace devplace::detail {
 
 /// The most replicas for which the mapper runs the ring cover: its listing holds device sets of R
 /// devices, and with rings of 16 devices no 64-device case of the benchmark is answered by it while
-/// its turns cost the depth-first runs most of the second (docs/mapping.md, "Rings of more than 12
+/// its turns cost the depth-first runs most of the second (docs/mapping-results.md, "Rings of more than 12
 /// devices").
 inline constexpr std::size_t ring_cover_max_replicas = 12;
 
@@ -133,7 +133,7 @@ class ring_cover_search {
     // the thresholds at t, largest first; the sets within the largest, their levels, and the
     // next value above t at which a level changes
     std::vector<double> theta(S_);
-    for (std::size_t s = 0; s < S_; ++s) theta[s] = (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s);
+    for (std::size_t s = 0; s < S_; ++s) theta[s] = g_->ring_cost_within(s, t);
     std::vector<std::size_t> by_theta(S_);
     std::iota(by_theta.begin(), by_theta.end(), std::size_t{0});
     std::stable_sort(by_theta.begin(), by_theta.end(), [&](std::size_t x, std::size_t y) { return theta[x] > theta[y]; });
@@ -152,7 +152,7 @@ class ring_cover_search {
       std::uint32_t level = 0, takers = 0;
       for (std::size_t i = 0; i < S_; ++i) {
         const std::size_t s = by_theta[i];
-        const double time = g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * W;
+        const double time = g_->ring_stage_ms(s, W);
         if (time <= t) {
           ++takers;
           if (level == i) ++level;
@@ -210,7 +210,7 @@ class ring_cover_search {
   /// (`solve` checks the times exactly).
   [[nodiscard]] double listing_threshold(double t) const {
     double theta = 0;
-    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, (t - g_->replica_compute_ms(s)) / g_->allreduce_bytes(s));
+    for (std::size_t s = 0; s < S_; ++s) theta = std::max(theta, g_->ring_cost_within(s, t));
     return theta * (1 + 1e-9);
   }
 
@@ -225,15 +225,8 @@ class ring_cover_search {
       a.embeddings = out.w.size();
       return false;
     }
-    out.next_change = std::isfinite(pruned) ? first_time(pruned) : pruned;
+    out.next_change = std::isfinite(pruned) ? g_->least_ring_stage_ms(pruned) : pruned;
     return true;
-  }
-
-  /// The smallest stage time with ring cost W (the stage that first accepts it).
-  [[nodiscard]] double first_time(double W) const {
-    double m = std::numeric_limits<double>::infinity();
-    for (std::size_t s = 0; s < S_; ++s) m = std::min(m, g_->replica_compute_ms(s) + g_->allreduce_bytes(s) * W);
-    return m;
   }
 
   /// Every device set holding an R-cycle with W ≤ max θ at t, the best cycle of each; false (the

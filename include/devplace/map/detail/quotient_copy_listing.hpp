@@ -1,0 +1,385 @@
+#pragma once
+/// \file map/detail/quotient_copy_listing.hpp
+/// The quotient copy cover of the p2p model: the copy cover (map/detail/copy_cover.hpp)
+/// on *link classes* (map/detail/device_classes.hpp: sets of devices whose links to every device
+/// outside cost the same, such as the nodes of random_blk_2 or the boxes of a DGX-1 cluster), with
+/// the links inside each class relaxed to its cheapest, and an exact realisation on the real links.
+///
+/// With equal replica counts every replica r forms a *copy* (the S stage replicas s_r), and the
+/// p2p time of s_r reads only the devices of its copy:
+///
+///   time(s_r) = c_u(s) + Σ_{s' ∈ adj(s)} M(s, s') · w(p(s_r), p(s'_r))
+///
+/// Between classes X ≠ Y every link costs one w(X, Y); replacing the links inside X by the
+/// cheapest, w(X, X), only lowers times. In that relaxed topology a copy is a *class assignment*
+/// σ: stages → classes, its stage times read only σ, and up to the devices inside each class it is
+/// its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
+///   1. **Listing.** τ(c) = the least relaxed copy time (max over its stages) of an assignment with
+///      counts c. A dynamic programme over the stages in a fixed order (the stage of highest degree,
+///      then always one with the most placed neighbours) keeps one state per (counts so far,
+///      classes of the *frontier* — the placed stages with an unplaced neighbour), holding the
+///      least partial time of every frontier stage and the least largest time of the stages
+///      finished; two assignments meeting in one state are merged by the minimum of each value
+///      (a state then bounds every assignment merged into it from below, so the programme's value
+///      τ'(c) ≤ τ(c): a relaxation, never an exclusion). A partial state is dropped when a stage's
+///      time so far plus its unplaced neighbours' bytes at the cheapest cost to a class with room
+///      exceeds T. The listing at the largest T so far is kept and filtered for smaller targets.
+///   2. **Packing.** R count vectors with τ' ≤ t within the class sizes (`class_cover_packing`,
+///      repetition allowed, the spare devices left empty). None proves that no mapping has
+///      objective ≤ t, and none below the next change: the least τ' above t, or T.
+///   3. **Realisation**, the packing's test (`set_accept`): a packing is a mapping iff its copies
+///      have class assignments (those with exactly its counts and relaxed times ≤ t) whose stages
+///      get devices of their classes with every real time ≤ t. The classes are independent (a
+///      stage's time reads the links inside its class only through its copy's stages there), so
+///      the copies choose their assignments depth-first (copies with one count vector in
+///      ascending assignment order) and each choice is checked class by class: the stages with a
+///      neighbour of their copy in the same class, of every copy so far, get distinct devices
+///      depth-first within their slack t − c_u − (links to other classes). A completed search is
+///      exact: a packing that none of its assignments realises is rejected, and the packing goes
+///      on; none after rejections proves no mapping ≤ t (next change: just above t).
+/// Cost: O(D³) once for the classes; per target the programme (states × K children, each
+/// O(deg)), the packing (bounded) and the realisation (bounded); unknown at any limit.
+///
+/// This header: the answer, the set-up on the link classes and the listing (steps 1 and 2);
+/// the realisation (step 3) and `solve` are in map/detail/quotient_copy.hpp.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "devplace/map/cost_models.hpp"
+#include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/quotient_ring.hpp"
+#include "devplace/map/link_costs.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+/// The answer of `quotient_copy_search::solve`.
+struct quotient_copy_answer {
+  enum class kind { found, none, unknown };
+  kind answer = kind::unknown;
+  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
+  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this (> t)
+  std::size_t vectors = 0;        ///< count vectors with τ' ≤ t
+  std::uint64_t nodes = 0;        ///< programme children, packing nodes and realisation steps
+  bool listing_capped = false;    ///< unknown because the listing reached a limit (it only grows with t)
+  std::size_t rejected = 0;       ///< packings that no assignment realised
+};
+
+class quotient_copy_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// The limits of one `solve` (0: none).
+  struct limits {
+    std::uint64_t listing_steps = 1u << 22;  ///< children of the programme
+    std::size_t states = 1u << 20;           ///< states of one layer of the programme
+    std::uint64_t packing_nodes = 1u << 16;  ///< nodes of the packing
+    std::uint64_t realise_steps = 1u << 18;  ///< assignments and placements tried by the realisation
+    std::size_t assignments = 4096;          ///< class assignments listed per count vector
+  };
+
+  /// `classes`: a partition of the devices into link classes (e.g. `find_link_classes`).
+  /// `applies()` is false unless `g` has equal replica counts and no more stage replicas than
+  /// devices, `L` symmetric links without latency and at most 256 devices, and some class holds
+  /// two or more devices (at most 32). Keeps pointers to `g` and `L`.
+  quotient_copy_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+      : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.replicas()), K_(classes.size()) {
+    if (!g.uniform_replicas() || S_ == 0 || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() ||
+        L.devices() > 256 || K_ == 0)
+      return;
+    std::size_t devices = 0, largest = 0;
+    for (const auto& c : classes) devices += c.size(), largest = std::max(largest, c.size());
+    if (devices != L.devices() || largest < 2 || largest > 32) return;
+    size_.resize(K_);
+    for (std::size_t x = 0; x < K_; ++x) size_[x] = static_cast<std::uint32_t>(classes[x].size());
+    w_ = quotient_link_costs(L, classes);
+    // per class, every class by ascending cost from it (itself only when it has two devices)
+    nearest_.resize(K_);
+    for (std::size_t x = 0; x < K_; ++x) {
+      for (std::size_t y = 0; y < K_; ++y)
+        if (y != x || size_[x] >= 2) nearest_[x].push_back(static_cast<std::uint32_t>(y));
+      std::stable_sort(nearest_[x].begin(), nearest_[x].end(), [&](auto a, auto b) { return w_[x * K_ + a] < w_[x * K_ + b]; });
+    }
+    make_order();
+    applies_ = true;
+  }
+
+  [[nodiscard]] bool applies() const noexcept { return applies_; }
+  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
+  /// The relaxed cost w(x, y) between classes (w(x, x): the cheapest link inside x).
+  [[nodiscard]] double class_cost(std::size_t x, std::size_t y) const noexcept { return w_[x * K_ + y]; }
+
+  /// The count vectors with τ' ≤ T (K entries each) and their τ', from the programme at T
+  /// (file comment); empty when it reached a limit, `*stop` or `deadline`.
+  struct listing {
+    double T = 0;
+    std::vector<std::uint8_t> flat;
+    std::vector<double> tau;  ///< ascending
+  };
+  [[nodiscard]] std::shared_ptr<const listing> list(double T, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                                    clock::time_point deadline = clock::time_point::max(),
+                                                    std::uint64_t* steps_out = nullptr) const {
+    auto out = std::make_shared<listing>();
+    out->T = T;
+    std::uint64_t steps = 0;
+    const bool ok = run_programme(T, lim, stop, deadline, *out, steps);
+    if (steps_out) *steps_out = steps;
+    return ok ? out : nullptr;
+  }
+
+  /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
+  /// first one did.
+  void forget() {
+    std::lock_guard lk(mu_);
+    cache_.reset();
+    std::lock_guard lk2(kmu_);
+    known_.clear();
+  }
+
+  /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
+  /// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
+  /// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
+  /// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
+  /// programme at a larger target only has more states, so it would reach the limit too).
+  [[nodiscard]] quotient_copy_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                           clock::time_point deadline = clock::time_point::max(),
+                                           const std::atomic<double>* capped_at = nullptr) const;
+
+ private:
+  /// The stage order of the programme and, per depth i, the frontier after placing order[0..i].
+  void make_order() {
+    const auto& g = *g_;
+    std::vector<std::size_t> placed_nb(S_, 0);
+    std::vector<char> in(S_, 0);
+    pos_.assign(S_, 0);
+    for (std::size_t i = 0; i < S_; ++i) {
+      // first the stage of highest degree; then the most placed neighbours, the fewest unplaced
+      // ones (the frontier stays small), the lowest index
+      std::size_t best = S_;
+      for (std::size_t s = 0; s < S_; ++s) {
+        if (in[s]) continue;
+        const std::size_t deg = g.neighbours(s).size();
+        if (best == S_) {
+          best = s;
+          continue;
+        }
+        const std::size_t bdeg = g.neighbours(best).size();
+        if (i == 0 ? deg > bdeg
+                   : placed_nb[s] > placed_nb[best] || (placed_nb[s] == placed_nb[best] && deg - placed_nb[s] < bdeg - placed_nb[best]))
+          best = s;
+      }
+      in[best] = 1;
+      pos_[best] = order_.size();
+      order_.push_back(best);
+      for (auto u : g.neighbours(best)) ++placed_nb[u];
+    }
+    frontier_.assign(S_, {});
+    for (std::size_t i = 0; i < S_; ++i)
+      for (std::size_t j = 0; j <= i; ++j) {
+        const std::size_t s = order_[j];
+        for (auto u : g.neighbours(s))
+          if (pos_[u] > i) {
+            frontier_[i].push_back(s);
+            break;
+          }
+      }
+  }
+
+  /// The bytes of s's neighbours placed after depth i.
+  [[nodiscard]] double bytes_after(std::size_t s, std::size_t i) const {
+    double b = 0;
+    for (auto u : g_->neighbours(s))
+      if (pos_[u] > i) b += g_->message_bytes(s, u);
+    return b;
+  }
+  /// The cheapest cost from class x to a class with room left.
+  [[nodiscard]] double cheapest_out(std::size_t x, const std::uint8_t* used) const {
+    for (const auto y : nearest_[x])
+      if (used[y] < size_[y]) return w_[x * K_ + y];
+    return std::numeric_limits<double>::infinity();
+  }
+
+  /// One layer of the programme: keys (counts, frontier classes) and values (frontier times,
+  /// largest finished time) in flat arrays, found by an open-addressing table.
+  struct layer {
+    std::size_t klen = 0, vlen = 0, count = 0;
+    std::vector<std::uint8_t> keys;
+    std::vector<double> vals;
+    std::vector<std::uint32_t> slots;  // index + 1, 0 empty
+
+    void reset(std::size_t kl, std::size_t vl) {
+      klen = kl, vlen = vl, count = 0;
+      keys.clear(), vals.clear();
+      slots.assign(1024, 0);
+    }
+    [[nodiscard]] static std::uint64_t hash(const std::uint8_t* k, std::size_t n) noexcept {
+      std::uint64_t h = 0x9E3779B97F4A7C15ull;
+      for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
+      return h ^ (h >> 29);
+    }
+    /// The index of key k, or `count` when it is absent.
+    [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
+      std::size_t i = hash(k, klen) & (slots.size() - 1);
+      while (slots[i] != 0) {
+        const std::size_t e = slots[i] - 1;
+        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) return e;
+        i = (i + 1) & (slots.size() - 1);
+      }
+      return count;
+    }
+    /// Merges (key, val) by the minimum of each value; the key's index.
+    std::size_t insert(const std::uint8_t* k, const double* v) {
+      if (2 * (count + 1) > slots.size()) grow();
+      std::size_t i = hash(k, klen) & (slots.size() - 1);
+      while (slots[i] != 0) {
+        const std::size_t e = slots[i] - 1;
+        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) {
+          for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
+          return e;
+        }
+        i = (i + 1) & (slots.size() - 1);
+      }
+      slots[i] = static_cast<std::uint32_t>(++count);
+      keys.insert(keys.end(), k, k + klen);
+      vals.insert(vals.end(), v, v + vlen);
+      return count - 1;
+    }
+    void grow() {
+      slots.assign(slots.size() * 2, 0);
+      for (std::size_t e = 0; e < count; ++e) {
+        std::size_t i = hash(keys.data() + e * klen, klen) & (slots.size() - 1);
+        while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
+        slots[i] = static_cast<std::uint32_t>(e + 1);
+      }
+    }
+  };
+
+  /// The programme at T (file comment) into `out`; false at a limit, `*stop` or `deadline`.
+  bool run_programme(double T, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
+                     std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
+    const auto& g = *g_;
+    const double inf = std::numeric_limits<double>::infinity();
+    layer cur, nxt;
+    cur.reset(K_, 1);
+    {
+      std::vector<std::uint8_t> k0(K_, 0);
+      const double v0 = 0;
+      cur.insert(k0.data(), &v0);
+    }
+    std::vector<std::uint8_t> used(K_), key;
+    std::vector<std::uint32_t> cls(S_, 0);
+    std::vector<double> acc(S_, 0), val;
+    std::vector<char> placed(S_, 0);
+    for (std::size_t i = 0; i < S_; ++i) {
+      const std::size_t s = order_[i];
+      static const std::vector<std::size_t> none;
+      const auto& before = i == 0 ? none : frontier_[i - 1];
+      const auto& after = frontier_[i];
+      nxt.reset(K_ + after.size(), after.size() + 1);
+      key.resize(K_ + after.size());
+      val.resize(after.size() + 1);
+      // the placed neighbours of s (all in `before`) and the bytes each frontier stage still sends later
+      std::vector<std::size_t> nb;
+      for (auto u : g.neighbours(s))
+        if (pos_[u] < i) nb.push_back(u);
+      const double s_after = bytes_after(s, i);
+      std::vector<double> nb_after(nb.size());
+      for (std::size_t j = 0; j < nb.size(); ++j) nb_after[j] = bytes_after(nb[j], i);
+      std::vector<char> stays(S_, 0);
+      for (auto f : after) stays[f] = 1;
+      for (std::size_t e = 0; e < cur.count; ++e) {
+        const std::uint8_t* pk = cur.keys.data() + e * cur.klen;
+        const double* pv = cur.vals.data() + e * cur.vlen;
+        std::copy(pk, pk + K_, used.begin());
+        for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K_ + j], acc[before[j]] = pv[j];
+        const double done = pv[before.size()];
+        for (std::size_t x = 0; x < K_; ++x) {
+          if (used[x] == size_[x]) continue;
+          if ((++steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline ||
+                                         (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
+            return false;
+          if (lim.listing_steps && steps > lim.listing_steps) return false;
+          ++used[x];
+          double as = g.replica_compute_ms(s);
+          for (auto u : nb) as += g.message_bytes(s, u) * w_[x * K_ + cls[u]];
+          bool ok = as + (s_after > 0 ? s_after * cheapest_out(x, used.data()) : 0) <= T;
+          for (std::size_t j = 0; j < nb.size() && ok; ++j) {
+            const std::size_t u = nb[j];
+            const double au = acc[u] + g.message_bytes(u, s) * w_[cls[u] * K_ + x];
+            ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest_out(cls[u], used.data()) : 0) <= T;
+          }
+          if (ok) {
+            cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
+            for (auto u : nb) acc[u] += g.message_bytes(u, s) * w_[cls[u] * K_ + x];
+            double d = done;
+            for (auto f : before)
+              if (!stays[f]) d = std::max(d, acc[f]);
+            if (!stays[s]) d = std::max(d, as);
+            std::copy(used.begin(), used.end(), key.begin());
+            for (std::size_t j = 0; j < after.size(); ++j) key[K_ + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
+            val[after.size()] = d;
+            nxt.insert(key.data(), val.data());
+            for (auto u : nb) acc[u] -= g.message_bytes(u, s) * w_[cls[u] * K_ + x];
+            for (std::size_t j = 0; j < before.size(); ++j) acc[before[j]] = pv[j];  // exact restore
+            if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
+          }
+          --used[x];
+        }
+      }
+      std::swap(cur, nxt);
+    }
+    // the last layer: keys are the count vectors, values τ'
+    std::vector<std::size_t> idx(cur.count);
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return cur.vals[a] < cur.vals[b]; });
+    out.flat.reserve(cur.count * K_);
+    for (const auto e : idx) {
+      if (!(cur.vals[e] < inf)) continue;
+      out.flat.insert(out.flat.end(), cur.keys.begin() + static_cast<std::ptrdiff_t>(e * K_),
+                      cur.keys.begin() + static_cast<std::ptrdiff_t>((e + 1) * K_));
+      out.tau.push_back(cur.vals[e]);
+    }
+    return true;
+  }
+
+  /// The exact test of a packing (file comment, 3.): map/detail/quotient_copy.hpp.
+  struct realisation;
+
+  const stage_graph* g_;
+  const link_costs* L_;
+  std::vector<std::vector<std::size_t>> classes_;
+  std::size_t S_, R_, K_;
+  bool applies_ = false;
+  std::vector<std::uint32_t> size_;                 // devices per class
+  std::vector<double> w_;                           // [x · K + y]: w(x, y); w(x, x) the cheapest inside x
+  std::vector<std::vector<std::uint32_t>> nearest_; // classes by ascending cost from x
+  std::vector<std::size_t> order_, pos_;            // the programme's stage order
+  std::vector<std::vector<std::size_t>> frontier_;  // per depth
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const listing> cache_;    // the listing at the largest T so far
+  /// What earlier realisations learnt of a count vector's assignments, monotone in the target (an
+  /// assignment within t is one within every larger target): none at or below `none_up_to`, some
+  /// at or above `some_from`. Keyed by the vector's K counts; shared by concurrent solves.
+  struct vector_knowledge {
+    double none_up_to = -std::numeric_limits<double>::infinity();
+    double some_from = std::numeric_limits<double>::infinity();
+  };
+  mutable std::mutex kmu_;
+  mutable std::unordered_map<std::string, vector_knowledge> known_;
+};
+
+}  // namespace devplace::detail
