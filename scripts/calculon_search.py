@@ -9,6 +9,7 @@ Calculon from --calculon (default ../shared/tools/calculon) and calls its search
 the tuples where both spaces agree:
   * the batch is exactly the global batch (Calculon takes the largest multiple of dp that is at
     most the batch; devplace needs micro-batch x dp to divide it);
+  * no offloading (the system's second memory, mem2, is given 0 GiB), as devplace has none;
   * tensor_par_comm_type 'ar' (no sequence parallelism) or 'rs_ag' (sequence parallelism);
     Calculon's third kind, 'p2p_rs_ag', has no counterpart in devplace.
 Inside each tuple Calculon's search loops as it always does (micro-batch sizes, overlaps, networks,
@@ -62,7 +63,10 @@ def main():
     recomputes = [names[r] for r in a.recompute.split(",")]
     within = lambda x, cap: cap == 0 or x <= cap
     app = Llm.Application(calculon.io.read_json_file(a.model))
-    syst = System(calculon.io.read_json_file(a.system))
+    system_json = calculon.io.read_json_file(a.system)
+    if "mem2" in system_json:
+        system_json["mem2"]["GiB"] = 0  # no offload memory: devplace does not offload
+    syst = System(system_json)
     params = []
     for tp in Llm.get_all_tensor_parallelisms(a.gpus, app.hidden, app.attn_heads):
         for pp in Llm.get_all_pipeline_parallelisms(a.gpus, tp, app.num_blocks):

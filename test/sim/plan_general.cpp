@@ -2,6 +2,8 @@
 // configurations' partitions against a brute-force oracle of eq. 2, the written plan read back and
 // simulated to the same figures, and the bound-pruned search against the exhaustive one.
 #include "devplace/sim/plan_search.hpp"
+#include "devplace/partition/stage_cost.hpp"
+#include "devplace/sim/detail/plan_bounds.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,6 +2,8 @@
 // graph and a few topologies: the same chosen plan, and every bound above what the simulator
 // measures for the configuration (the exhaustive search simulates the pruned ones too).
 #include "devplace/sim/plan_search.hpp"
+#include "devplace/partition/stage_cost.hpp"
+#include "devplace/sim/detail/plan_bounds.hpp"
 
 #include <doctest/doctest.h>
 
