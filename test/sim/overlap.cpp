@@ -17,25 +17,8 @@
 using namespace devplace;
 
 namespace {
-// S stages of R replicas on devices s·R + r, chain edges of `bytes`, P = `params` per stage.
-pipeline_model ov_uniform(std::size_t S, std::size_t R, double f, double b, double bytes, double params) {
-  pipeline_model m;
-  m.stages = S;
-  m.replicas = R;
-  m.forward_ms.assign(S, f);
-  m.backward_ms.assign(S, b);
-  m.param_bytes.assign(S, params);
-  m.message_bytes.assign(S, std::vector<double>(S, -1.0));
-  for (std::size_t s = 0; s + 1 < S; ++s) m.message_bytes[s][s + 1] = bytes;
-  for (std::size_t s = 0; s < S; ++s) {
-    m.device_of.emplace_back();
-    for (std::size_t r = 0; r < R; ++r) m.device_of.back().push_back(s * R + r);
-  }
-  return m;
-}
-matrix_topology ov_flat(std::size_t D, double gbps) {
-  return matrix_topology(Eigen::MatrixXd::Constant(Eigen::Index(D), Eigen::Index(D), gbps));
-}
+using test::flat_topology;
+using test::uniform_chain;
 using span = std::tuple<double, double>;
 // The (start, end) of the events of one kind, stage and micro-batch (bucket), in start order.
 std::vector<span> spans(const simulation_result& r, sim_task_kind k, std::size_t stage, std::size_t mb,
@@ -70,9 +53,9 @@ TEST_CASE("bucketed allreduce, GPipe, 2 stages x 2 replicas, MB = 2, 3 buckets: 
   // Last backward of stage 1: B0 6..9, buckets full at 6 + 3 · (1/3, 2/3, 1) = 7, 8, 9; one at a
   // time on the communicator: 7..9, 9..11, 11..13.
   // Stage 0: B0 9..12, full at 10, 11, 12: 10..12, 12..14, 14..16. Iteration 16.
-  const auto m = ov_uniform(2, 2, 1.0, 3.0, 0.0, 30e6);
+  const auto m = uniform_chain(2, 2, 1.0, 3.0, 0.0, 30e6);
   const simulation_options o{.micro_batches = 2, .virtual_stages = 1, .dp_bucket_bytes = 10e6};
-  const auto r = simulate(m, ov_flat(4, 5), o);
+  const auto r = simulate(m, flat_topology(4, 5), o);
   for (std::size_t rep = 0; rep < 2; ++rep) {
     check_span(r, sim_task_kind::forward, 0, 0, 0, 1, rep);
     check_span(r, sim_task_kind::forward, 0, 1, 1, 2, rep);
@@ -92,7 +75,7 @@ TEST_CASE("bucketed allreduce, GPipe, 2 stages x 2 replicas, MB = 2, 3 buckets: 
   CHECK(count(r, sim_task_kind::allreduce) == 6);
   CHECK(r.iteration_ms == doctest::Approx(16.0));
   // One allreduce of 30 MB after the last backward: 2 T(15 MB) = 6 ms after 12: 18.
-  CHECK(simulate(m, ov_flat(4, 5), {.micro_batches = 2}).iteration_ms == doctest::Approx(18.0));
+  CHECK(simulate(m, flat_topology(4, 5), {.micro_batches = 2}).iteration_ms == doctest::Approx(18.0));
 }
 
 TEST_CASE("bucketed allreduce, 1F1B with recomputation, MB = 3, 2 buckets: every event by hand") {
@@ -104,10 +87,10 @@ TEST_CASE("bucketed allreduce, 1F1B with recomputation, MB = 3, 2 buckets: every
   //   s1: F2 12..13, B2 13..16, grad2 16..17;  s0: B2 17..20.
   // Buckets full at start(B2) + ρ + β · (1/2, 1): stage 1 at 15, 16 → 15..16, 16..17;
   // stage 0 at 19, 20 → 19..20, 20..21. Iteration 21 (one 20 MB allreduce: 2 ms after 20, 22).
-  const auto m = ov_uniform(2, 2, 1.0, 2.0, 10e6, 20e6);
+  const auto m = uniform_chain(2, 2, 1.0, 2.0, 10e6, 20e6);
   const simulation_options o{.micro_batches = 3, .schedule = pipeline_schedule::one_f_one_b, .recompute = true,
                              .dp_bucket_bytes = 10e6};
-  const auto r = simulate(m, ov_flat(4, 10), o);
+  const auto r = simulate(m, flat_topology(4, 10), o);
   const double F[2][3][2] = {{{0, 1}, {1, 2}, {10, 11}}, {{2, 3}, {6, 7}, {12, 13}}};
   const double B[2][3][2] = {{{7, 10}, {11, 14}, {17, 20}}, {{3, 6}, {7, 10}, {13, 16}}};
   for (std::size_t rep = 0; rep < 2; ++rep)
@@ -123,7 +106,7 @@ TEST_CASE("bucketed allreduce, 1F1B with recomputation, MB = 3, 2 buckets: every
   check_span(r, sim_task_kind::allreduce, 0, 0, 19, 20);
   check_span(r, sim_task_kind::allreduce, 0, 1, 20, 21);
   CHECK(r.iteration_ms == doctest::Approx(21.0));
-  CHECK(simulate(m, ov_flat(4, 10), {.micro_batches = 3, .schedule = pipeline_schedule::one_f_one_b, .recompute = true})
+  CHECK(simulate(m, flat_topology(4, 10), {.micro_batches = 3, .schedule = pipeline_schedule::one_f_one_b, .recompute = true})
             .iteration_ms == doctest::Approx(22.0));
 }
 
@@ -140,9 +123,9 @@ TEST_CASE("interleaved 1F1B, S = 2, v = 2, MB = 4: every pass by hand") {
   //          F(c3,m2) 15..16, B(c3,m2) 16..18, F(c3,m3) 18..19, B(c3,m3) 19..21, B(c1,m2) 21..23,
   //          B(c1,m3) 23..25
   // Iteration 27 = m v (f + b) + (S − 1)(f + b) = 24 + 3.
-  pipeline_model m = ov_uniform(4, 1, 1.0, 2.0, 0.0, 0.0);
+  pipeline_model m = uniform_chain(4, 1, 1.0, 2.0, 0.0, 0.0);
   m.device_of = {{0}, {1}, {0}, {1}};
-  const auto r = simulate(m, ov_flat(2, 10), {.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2});
+  const auto r = simulate(m, flat_topology(2, 10), {.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2});
   const double F[4][4][2] = {{{0, 1}, {1, 2}, {4, 5}, {8, 9}},
                              {{1, 2}, {2, 3}, {9, 10}, {12, 13}},
                              {{2, 3}, {3, 4}, {11, 12}, {14, 15}},
@@ -167,8 +150,8 @@ TEST_CASE("two inter-node flows share the node's NIC: every event by hand") {
   // One NIC per node: the activation of replica 0 holds node 0's egress and node 1's ingress NIC
   // 1..2, replica 1's waits: 2..3. dev 2: F 2..3, B 3..4, grad 4..5; dev 3: F 3..4, B 4..5,
   // grad 5..6; B on dev 0 5..6, on dev 1 6..7. Iteration 7.
-  const auto m = ov_uniform(2, 2, 1.0, 1.0, 10e6, 0.0);
-  matrix_topology t = ov_flat(4, 10);
+  const auto m = uniform_chain(2, 2, 1.0, 1.0, 10e6, 0.0);
+  matrix_topology t = flat_topology(4, 10);
   const simulation_options o{.micro_batches = 1};
   CHECK(simulate(m, t, o).iteration_ms == doctest::Approx(6.0));
   t.set_nodes({0, 0, 1, 1}, {1, 1}, {10.0, 10.0});
@@ -198,8 +181,8 @@ TEST_CASE("an allreduce ring across nodes is limited by the NICs its links share
   // P = 40 MB: 2 (4 − 1) = 6 steps of 10 MB. Independent links: 1 ms a step, 6 ms. One NIC of
   // 5 GB/s per node, one ring link leaving each node: 2 ms a step, 12 ms; the same NIC with the
   // ring 0 → 2 → 1 → 3 → 0 (every link crosses, two per NIC): 2.5 GB/s, 4 ms a step, 24 ms.
-  pipeline_model m = ov_uniform(1, 4, 0.0, 0.0, 0.0, 40e6);
-  matrix_topology t = ov_flat(4, 10);
+  pipeline_model m = uniform_chain(1, 4, 0.0, 0.0, 0.0, 40e6);
+  matrix_topology t = flat_topology(4, 10);
   CHECK(simulate(m, t, {.micro_batches = 1}).iteration_ms == doctest::Approx(6.0));
   t.set_nodes({0, 0, 1, 1}, {1, 1}, {5.0, 5.0});
   CHECK(simulate(m, t, {.micro_batches = 1}).iteration_ms == doctest::Approx(12.0));
@@ -214,9 +197,9 @@ TEST_CASE("interleaved with equal chunks and no communication: llm/evaluate.hpp'
     for (std::size_t v : {1, 2, 3, 4})
       for (std::size_t k : {1, 2, 3}) {
         const std::size_t MB = k * S;
-        pipeline_model m = ov_uniform(S * v, 1, 1.5, 2.5, 0.0, 0.0);
+        pipeline_model m = uniform_chain(S * v, 1, 1.5, 2.5, 0.0, 0.0);
         for (std::size_t c = 0; c < S * v; ++c) m.device_of[c] = {c % S};
-        const auto r = simulate(m, ov_flat(S, 10), {.micro_batches = MB, .schedule = pipeline_schedule::interleaved, .virtual_stages = v});
+        const auto r = simulate(m, flat_topology(S, 10), {.micro_batches = MB, .schedule = pipeline_schedule::interleaved, .virtual_stages = v});
         CAPTURE(S);
         CAPTURE(v);
         CAPTURE(MB);
@@ -227,18 +210,18 @@ TEST_CASE("interleaved with equal chunks and no communication: llm/evaluate.hpp'
 }
 
 TEST_CASE("interleaved schedule: bad settings are clear errors") {
-  pipeline_model m = ov_uniform(4, 1, 1.0, 1.0, 0.0, 0.0);
+  pipeline_model m = uniform_chain(4, 1, 1.0, 1.0, 0.0, 0.0);
   m.device_of = {{0}, {1}, {0}, {1}};
-  const auto t = ov_flat(2, 10);
+  const auto t = flat_topology(2, 10);
   CHECK_THROWS_WITH(simulate(m, t, {.micro_batches = 3, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2}),
                     doctest::Contains("multiple of the 2 pipeline ranks"));
   CHECK_THROWS_WITH(simulate(m, t, {.micro_batches = 4, .schedule = pipeline_schedule::one_f_one_b, .virtual_stages = 2}),
                     doctest::Contains("interleaved schedule"));
   m.device_of[3] = {0};
-  CHECK_THROWS_WITH(simulate(m, ov_flat(2, 10), {.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2}),
+  CHECK_THROWS_WITH(simulate(m, flat_topology(2, 10), {.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2}),
                     doctest::Contains("must repeat row 1"));
-  CHECK_THROWS_WITH(simulate(ov_uniform(2, 1, 1, 1, 0, 0), ov_flat(2, 10), {.dp_bucket_bytes = -1}), doctest::Contains("dp_bucket_bytes"));
-  CHECK_THROWS_WITH(simulate(ov_uniform(1, 2, 1, 1, 0, 2e6), ov_flat(2, 10), {.dp_bucket_bytes = 1}), doctest::Contains("over 10^6 buckets"));
+  CHECK_THROWS_WITH(simulate(uniform_chain(2, 1, 1, 1, 0, 0), flat_topology(2, 10), {.dp_bucket_bytes = -1}), doctest::Contains("dp_bucket_bytes"));
+  CHECK_THROWS_WITH(simulate(uniform_chain(1, 2, 1, 1, 0, 2e6), flat_topology(2, 10), {.dp_bucket_bytes = 1}), doctest::Contains("over 10^6 buckets"));
 }
 
 namespace {

@@ -1,7 +1,8 @@
 #pragma once
 // Seeded random mapped pipelines and simulation settings for property tests of the simulator's
 // outputs (critical path, pictures, trace): S stages with equal or ragged replica rows, chain and
-// skip edges (some of 0 bytes), devices drawn from a random topology with latencies.
+// skip edges (some of 0 bytes), devices drawn from a random topology with latencies; and the
+// fixed ones the hand-computed timelines use.
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
@@ -14,6 +15,29 @@
 #include "devplace/topology/matrix_topology.hpp"
 
 namespace devplace::test {
+
+/// S stages of R replicas on devices s·R + r, equal forward / backward times, chain edges of
+/// `bytes`, `params` parameter bytes per stage.
+inline pipeline_model uniform_chain(std::size_t S, std::size_t R, double f, double b, double bytes = 0, double params = 0) {
+  pipeline_model m;
+  m.stages = S;
+  m.replicas = R;
+  m.forward_ms.assign(S, f);
+  m.backward_ms.assign(S, b);
+  m.param_bytes.assign(S, params);
+  m.message_bytes.assign(S, std::vector<double>(S, -1.0));
+  for (std::size_t s = 0; s + 1 < S; ++s) m.message_bytes[s][s + 1] = bytes;
+  for (std::size_t s = 0; s < S; ++s) {
+    m.device_of.emplace_back();
+    for (std::size_t r = 0; r < R; ++r) m.device_of.back().push_back(s * R + r);
+  }
+  return m;
+}
+
+/// D devices, every pair linked at `gbps`.
+inline matrix_topology flat_topology(std::size_t D, double gbps) {
+  return matrix_topology(Eigen::MatrixXd::Constant(Eigen::Index(D), Eigen::Index(D), gbps));
+}
 
 struct random_pipeline {
   pipeline_model model;
