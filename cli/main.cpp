@@ -43,24 +43,6 @@ void missing_paths_are_failures(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) missing_paths_are_failures(*sub);
 }
 
-/// Every command, in the order of `devplace --help`.
-void register_all(CLI::App& app) {
-  using namespace devplace::cli;
-  register_info(app);
-  register_topology(app);
-  register_partition(app);
-  register_simulate(app);
-  register_plan(app);
-  register_map(app);
-  register_ilp(app);
-  register_peer(app);
-  register_mcm(app);
-  register_dfmodel(app);
-  register_phaze(app);
-  register_llm(app);
-  register_sweep(app);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,7 +50,7 @@ int main(int argc, char** argv) {
   CLI::App app{"devplace: place DNN training onto multi-device systems"};
   app.set_version_flag("--version", DEVPLACE_VERSION_STRING);
   app.require_subcommand(1);
-  register_all(app);
+  devplace::cli::register_all(app);
   missing_paths_are_failures(app);
   try {
     app.parse(argc, argv);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "commands/common.hpp"
+#include "commands/commands.hpp"
 
 namespace {
 struct parsed {};  // thrown once the arguments are parsed and validated

@@ -2,7 +2,7 @@
 // The commands of the devplace tool. Each lives in commands/<name>.cpp, its own translation unit,
 // and defines `register_<name>`, which adds its subcommand to the application; main.cpp calls them
 // in the order of `devplace --help`. Add a command: write commands/<name>.cpp, declare its
-// register function here, call it in main.cpp and list the file in cli/CMakeLists.txt.
+// register function here, call it in commands/all.cpp and list the file in cli/sources.cmake.
 #include <stdexcept>
 
 namespace CLI {
@@ -29,5 +29,8 @@ void register_dfmodel(CLI::App& app);
 void register_phaze(CLI::App& app);
 void register_llm(CLI::App& app);
 void register_sweep(CLI::App& app);
+
+/// Every command above, in the order of `devplace --help` (commands/all.cpp).
+void register_all(CLI::App& app);
 
 }  // namespace devplace::cli
