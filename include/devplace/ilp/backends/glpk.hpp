@@ -39,6 +39,20 @@
 namespace devplace::ilp {
 
 namespace detail {
+/// GLPK keeps its environment (memory pools, terminal hooks) in thread-local storage and never
+/// frees it on its own: a worker thread that solved would leave it behind when it ends. One
+/// guard per thread frees it at thread exit (glp_free_env is a no-op when no environment exists).
+struct glpk_thread_environment {
+  glpk_thread_environment() = default;
+  glpk_thread_environment(const glpk_thread_environment&) = delete;
+  glpk_thread_environment& operator=(const glpk_thread_environment&) = delete;
+  ~glpk_thread_environment() { glp_free_env(); }
+};
+inline void glpk_free_environment_at_thread_exit() {
+  thread_local glpk_thread_environment guard;
+  (void)guard;
+}
+
 struct glpk_bound_tracker {
   double bound = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> start;  ///< 1-based MIP start (start[0] unused); empty: none
@@ -76,6 +90,7 @@ struct glpk_solver {
       sol.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return sol;
     };
+    detail::glpk_free_environment_at_thread_exit();
     std::unique_ptr<glp_prob, void (*)(glp_prob*)> owner(glp_create_prob(), &glp_delete_prob);
     glp_prob* P = owner.get();
     const int n = static_cast<int>(m.num_vars()), r = static_cast<int>(m.num_rows());
