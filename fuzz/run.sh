@@ -19,7 +19,7 @@ case $mode in
   *) echo "fuzz/run.sh: FUZZ_MODE must be asan or fast, not '$mode'" >&2; exit 2 ;;
 esac
 runs=${FUZZ_RUNS:--1}
-targets=${*:-graph_json topology_json plan_json pipedream tarnawski piper nvidia_smi cluster_json dfmodel_setup phaze_cores args}
+targets=${*:-graph_json topology_json plan_json pipedream tarnawski piper nvidia_smi cluster_json dfmodel_setup phaze_cores llm_json args}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DDEVPLACE_FUZZ=ON \
       -DDEVPLACE_FUZZ_FAST=$fast -DDEVPLACE_FUZZ_OPT="${FUZZ_OPT:--O1}" -DDEVPLACE_BUILD_TESTS=OFF -DDEVPLACE_BUILD_EXAMPLES=OFF -DDEVPLACE_BUILD_CLI=OFF \
       -DDEVPLACE_INSTALL=OFF >/dev/null
