@@ -46,7 +46,7 @@ void write_pictures(const std::string& dir, const op_graph& g, const matrix_topo
   io::atomic_write(paths[1], viz::heatmap_svg(t, p.device_of, labels, 
                                           {.title = "Bandwidth of " + t.name() + " and the stages of " + g.name() + ", S = " +
                                                     std::to_string(pipeline_ranks(p)) + ", " + replicas_text(p)}));
-  io::atomic_write(paths[2], viz::stage_graph_svg(model, labels, {.title = title, .operators = operators}));
+  io::atomic_write(paths[2], viz::stage_graph_svg(model, labels, {.title = title, .operators = operators, .virtual_stages = o.virtual_stages}));
 }
 
 /// Writes the simulated iteration in the Chrome Trace Event format to `file`.

@@ -12,8 +12,8 @@
 #include <tuple>
 #include <vector>
 
-#include "../support/random_dag.hpp"
-#include "../support/random_pipeline.hpp"
+#include "support/random_dag.hpp"
+#include "support/random_pipeline.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/sim/from_plan.hpp"
