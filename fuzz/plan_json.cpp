@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto p = io::read_plan_json_text(text, "fuzz.json");
     const auto again = io::read_plan_json_text(io::plan_to_json(p).dump(), "again.json");
     require(again.stage_of == p.stage_of && again.device_of == p.device_of && again.stages == p.stages &&
-                again.stage_replicas == p.stage_replicas && again.replicas == p.replicas,
+                again.stage_replicas == p.stage_replicas && again.replicas == p.replicas &&
+                again.virtual_stages == p.virtual_stages,
             "plan JSON round-trips");
     const auto reps = devplace::replicas_per_stage(p);
     require(reps.size() == p.stages && *std::max_element(reps.begin(), reps.end()) == p.replicas,

@@ -44,10 +44,11 @@ inline void require_devices(const std::vector<std::size_t>& stage_replicas, std:
 
 /// "R = 4", or with per-stage counts "R_s = 3 1 2".
 inline std::string replicas_text(const plan& p) {
-  if (p.stage_replicas.empty()) return "R = " + std::to_string(p.replicas);
+  const std::string v = p.virtual_stages > 1 ? ", v = " + std::to_string(p.virtual_stages) : std::string();
+  if (p.stage_replicas.empty()) return "R = " + std::to_string(p.replicas) + v;
   std::string s = "R_s =";
   for (auto r : p.stage_replicas) s.append(" ").append(std::to_string(r));
-  return s;
+  return s + v;
 }
 
 /// Throws `io::output_error` (exit status 1, one line) unless every non-empty path can be

@@ -83,6 +83,9 @@ inline void run_map(const map_args& a, std::ostream& os) {
   const op_graph g = io::read_graph(a.graph, a.format);
   const matrix_topology topo = io::read_topology_json(a.topology, mapper_device_limit);
   plan p = io::read_plan_json(a.plan_file, &g);
+  if (p.virtual_stages > 1)
+    throw failure(a.plan_file + ": /virtual_stages: devplace map maps one stage per device; an interleaved plan (" +
+                  std::to_string(p.virtual_stages) + " chunks per device) is mapped by devplace plan --schedule interleaved");
   const std::size_t D = topo.num_devices();
   const std::vector<std::size_t> reps = replicas_per_stage(p);
   if (p.stage_replicas.empty()) require_devices(p.stages, p.replicas, D);

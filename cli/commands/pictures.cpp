@@ -29,7 +29,7 @@ namespace {
 
 std::string picture_title(const op_graph& g, const matrix_topology& t, const plan& p) {
   return g.name() + " on " + (t.name().empty() ? "the topology" : t.name()) + " (" + std::to_string(t.num_devices()) +
-         " devices), S = " + std::to_string(p.stages) + ", " + replicas_text(p);
+         " devices), S = " + std::to_string(pipeline_ranks(p)) + ", " + replicas_text(p);
 }
 
 }  // namespace
@@ -45,8 +45,8 @@ void write_pictures(const std::string& dir, const op_graph& g, const matrix_topo
   io::atomic_write(paths[0], viz::gantt_svg(sim, model, o, labels, {.title = title}));
   io::atomic_write(paths[1], viz::heatmap_svg(t, p.device_of, labels, 
                                           {.title = "Bandwidth of " + t.name() + " and the stages of " + g.name() + ", S = " +
-                                                    std::to_string(p.stages) + ", " + replicas_text(p)}));
-  io::atomic_write(paths[2], viz::stage_graph_svg(model, labels, {.title = title, .operators = operators}));
+                                                    std::to_string(pipeline_ranks(p)) + ", " + replicas_text(p)}));
+  io::atomic_write(paths[2], viz::stage_graph_svg(model, labels, {.title = title, .operators = operators, .virtual_stages = o.virtual_stages}));
 }
 
 /// Writes the simulated iteration in the Chrome Trace Event format to `file`.

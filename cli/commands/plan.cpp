@@ -1,12 +1,14 @@
 // devplace plan --graph G --topology T [--devices D] [--micro-batches MB] [--micro-batch-size N]
-//               [--schedule gpipe|1f1b] [--dp-bucket-mb X] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
+//               [--schedule gpipe|1f1b|interleaved] [--virtual-stages V[,V...]] [--dp-bucket-mb X] [--clusters K] [--exact-product] [--map-timeout S] [--out plan.json] [--svg DIR]
 //               [--cost iteration|auto|p2p|allreduce|combined] [--polish-share F] [--no-prune] [--general] [--quiet]
 //               [--trace FILE]
 // The main job: search (S, R), partition, map and simulate the configurations, keep the fastest.
 // Configurations whose throughput bound cannot beat the best so far are pruned (--no-prune: all
 // explored). --general adds Parmesan's general DP J(2) for every S (per-stage replica counts
-// summing to D; the plan file then carries stage_replicas). On a terminal, a progress line on
-// stderr (--quiet: none).
+// summing to D; the plan file then carries stage_replicas). --schedule interleaved also tries
+// every (S, R) with each v of --virtual-stages (Megatron-LM's interleaved 1F1B: the graph cut into
+// S x v chunks, v per device; v = 1, plain 1F1B, is always tried; the plan file then carries
+// virtual_stages). On a terminal, a progress line on stderr (--quiet: none).
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -33,7 +35,9 @@ namespace devplace::cli {
 inline void print_plan_progress(const plan_search_progress& p) {
   std::fprintf(stderr, "\r\033[Kplan: %zu/%zu configurations (%zu explored, %zu pruned), best ", p.done, p.total, p.explored,
                p.pruned);
-  if (p.best_samples_per_s > 0) std::fprintf(stderr, "S = %zu, R = %zu: %.1f samples/s", p.best_stages, p.best_replicas, p.best_samples_per_s);
+  if (p.best_samples_per_s > 0)
+    std::fprintf(stderr, "S = %zu, R = %zu, v = %zu: %.1f samples/s", p.best_stages, p.best_replicas, p.best_virtual_stages,
+                 p.best_samples_per_s);
   else std::fprintf(stderr, "none yet");
   std::fprintf(stderr, ", %.1f s", p.elapsed_s);
   std::fflush(stderr);
@@ -45,6 +49,7 @@ void register_plan(CLI::App& app) {
     bool no_recompute = false, no_prune = false, quiet = false;
     std::string cost = "iteration";
     double dp_bucket_mb = 0;
+    std::vector<std::size_t> virtual_stages;
     plan_search_options o;
   };
   auto a = std::make_shared<args_t>();
@@ -58,7 +63,12 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--micro-batch-size", a->o.micro_batch_size, "Samples per micro-batch [the graph's micro_batch_size, else 1]")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-recompute", a->no_recompute, "No activation recomputation in the simulation [recomputation on]");
-  cmd->add_option("--schedule", a->schedule, "Pipeline schedule")->check(CLI::IsMember({"gpipe", "1f1b"}))->capture_default_str();
+  auto* sched = cmd->add_option("--schedule", a->schedule, "Pipeline schedule (interleaved: Megatron-LM's interleaved 1F1B)")
+                    ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}))->capture_default_str();
+  cmd->add_option("--virtual-stages", a->virtual_stages,
+                  "--schedule interleaved: model chunks per device tried for every (S, R), comma-separated, besides 1 "
+                  "(1F1B) [2]")
+      ->delimiter(',')->check(CLI::PositiveNumber)->needs(sched);
   cmd->add_option("--dp-bucket-mb", a->dp_bucket_mb,
                   "Gradient bucket of the data-parallel allreduce, MiB, overlapped with the last backward as PyTorch DDP "
                   "does (25 is its default); 0: one allreduce after the backward")
@@ -91,7 +101,13 @@ void register_plan(CLI::App& app) {
       for (const auto& f : picture_paths(a->svg)) require_writable({f});
     const op_graph g = io::read_graph(a->graph, a->format);
     const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
-    a->o.schedule = a->schedule == "1f1b" ? pipeline_schedule::one_f_one_b : pipeline_schedule::gpipe;
+    a->o.schedule = a->schedule == "1f1b"          ? pipeline_schedule::one_f_one_b
+                    : a->schedule == "interleaved" ? pipeline_schedule::interleaved
+                                                   : pipeline_schedule::gpipe;
+    if (!a->virtual_stages.empty() && a->o.schedule != pipeline_schedule::interleaved)
+      throw CLI::ValidationError("--virtual-stages", "needs --schedule interleaved");
+    if (!a->virtual_stages.empty()) a->o.virtual_stages = a->virtual_stages;
+    const bool interleaved = a->o.schedule == pipeline_schedule::interleaved;
     a->o.recompute = !a->no_recompute;
     a->o.dp_bucket_bytes = a->dp_bucket_mb * 1048576.0;
     a->o.iteration_mapping = a->cost == "iteration";
@@ -103,10 +119,12 @@ void register_plan(CLI::App& app) {
     if (progress) std::cerr << "\r\033[K" << std::flush;
     std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
               << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
-              << "      S    R  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
+              << "      S    R" << (interleaved ? "    v" : "")
+              << "  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
     for (const auto& c : r.candidates) {
-      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << (c.general ? "J(2)" : std::to_string(c.replicas)) << "  "
-                << std::left << std::setw(10) << to_string(c.outcome) << std::right;
+      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << (c.general ? "J(2)" : std::to_string(c.replicas));
+      if (interleaved) std::cout << std::setw(5) << c.virtual_stages;
+      std::cout << "  " << std::left << std::setw(10) << to_string(c.outcome) << std::right;
       if (c.outcome == config_outcome::pruned) {
         std::cout << "  bound " << std::fixed << std::setprecision(1) << c.bound_samples_per_s << " samples/s < best ("
                   << c.reason << ")\n" << std::defaultfloat << std::setprecision(6);
@@ -137,11 +155,11 @@ void register_plan(CLI::App& app) {
     if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
     const auto& best = r.candidates[r.best];
     const plan& p = best.result;
-    std::cout << "chosen          S = " << p.stages << ", " << replicas_text(p) << ": " << simulation_line(p) << " ("
+    std::cout << "chosen          S = " << pipeline_ranks(p) << ", " << replicas_text(p) << ": " << simulation_line(p) << " ("
               << std::setprecision(3) << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
               << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
               << std::setprecision(6)
-              << "  stage  operators  time ms  devices\n";
+              << (p.virtual_stages > 1 ? "  chunk" : "  stage") << "  operators  time ms  devices\n";
     std::vector<std::size_t> size(p.stages, 0);
     for (auto x : p.stage_of) ++size[x];
     for (std::size_t s = 0; s < p.stages; ++s) {

@@ -1,10 +1,11 @@
-// devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b]
+// devplace simulate --graph G --topology T --plan P.json [--schedule gpipe|1f1b|interleaved]
 //                   [--micro-batches MB] [--micro-batch-size N] [--recompute|--no-recompute]
 //                   [--blocking-sends] [--dp-bucket-mb X] [--out plan.json] [--trace FILE]
 // Simulates one training iteration of a mapped plan (stage_of and device_of) and writes the plan
 // back with its simulation figures. Every setting defaults to the one recorded in the plan's
 // `settings` (so `simulate --plan P` reproduces what `plan` printed), else to the graph's
-// micro-batch size, GPipe, no recomputation.
+// micro-batch size, GPipe, no recomputation. An interleaved plan (virtual_stages v > 1) runs the
+// interleaved schedule over its S x v chunks.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -37,7 +38,8 @@ void register_simulate(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "devplace", "pipedream", "tarnawski"}))->capture_default_str();
   cmd->add_option("--topology", a->topology, "Topology file (matrix or generator form)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--plan", a->plan_file, "Plan with stage_of and device_of")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--schedule", a->schedule, "Pipeline schedule [the plan's, else gpipe]")->check(CLI::IsMember({"gpipe", "1f1b"}));
+  cmd->add_option("--schedule", a->schedule, "Pipeline schedule [the plan's, else gpipe]")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
   cmd->add_option("--micro-batches", a->micro_batches, "Micro-batches per iteration [the plan's]")->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batch-size", a->micro_batch_size, "Samples per micro-batch [the plan's, else the graph's, else 1]")
       ->check(CLI::PositiveNumber);
@@ -77,7 +79,7 @@ void register_simulate(CLI::App& app) {
     const auto r = simulate(model, t, so);
     p.simulation = simulation_summary{.schedule = st.schedule, .iteration_ms = r.iteration_ms,
                                       .samples_per_s = r.samples_per_s, .bubble_fraction = r.bubble_fraction};
-    std::cout << "simulation      " << st.schedule << (st.recompute ? " with recomputation" : "") << ", S = " << p.stages
+    std::cout << "simulation      " << st.schedule << (st.recompute ? " with recomputation" : "") << ", S = " << pipeline_ranks(p)
               << ", " << replicas_text(p) << ", MB = " << p.micro_batches << " x " << st.micro_batch_size << ": "
               << simulation_line(p) << '\n';
     if (!a->out.empty()) {

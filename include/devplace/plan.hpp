@@ -2,6 +2,7 @@
 /// \file plan.hpp
 /// `plan`: the result vocabulary of the whole flow, mirroring the `devplace.plan/1` document
 /// (docs/formats.md). Each step fills its own part; optional parts are absent until computed.
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -45,7 +46,7 @@ struct mapping_summary {
 
 /// Figures of the simulation of one training iteration.
 struct simulation_summary {
-  std::string schedule;                  ///< "gpipe" or "1f1b"
+  std::string schedule;                  ///< "gpipe", "1f1b" or "interleaved"
   double iteration_ms = 0;
   double samples_per_s = 0;
   double bubble_fraction = 0;
@@ -55,7 +56,7 @@ struct simulation_summary {
 /// reproduces them with no other flag (docs/formats.md, `settings`).
 struct plan_settings {
   double micro_batch_size = 1;           ///< samples per micro-batch (for samples/s)
-  std::string schedule = "gpipe";        ///< "gpipe" or "1f1b"
+  std::string schedule = "gpipe";        ///< "gpipe", "1f1b" or "interleaved" (with `plan::virtual_stages`)
   bool recompute = false;                ///< activation recomputation in the simulation
   bool blocking_sends = false;           ///< the simulation's communication model
   double phase1_bandwidth_gbps = 10.0;   ///< β̄ of the partitioning cost model
@@ -68,7 +69,12 @@ struct plan_settings {
 struct plan {
   std::string graph;                     ///< graph name
   std::string topology;                  ///< topology name
-  std::size_t stages = 0;                ///< S
+  /// Stages the graph is cut into: S, or S · v model chunks with `virtual_stages` v > 1.
+  std::size_t stages = 0;
+  /// v, model chunks per device of the interleaved 1F1B schedule: the `stages` chunks run on
+  /// stages / v pipeline ranks, chunk c on the devices of rank c mod (stages / v), so row c of
+  /// `device_of` repeats row c − stages / v. 1: one stage per device (GPipe, 1F1B).
+  std::size_t virtual_stages = 1;
   std::size_t replicas = 1;              ///< R (with per-stage counts: R̂ = max_s R_s)
   /// R_s per stage when the stages have their own replica counts (a `general_dp` plan, J(2));
   /// empty: every stage has `replicas`. When set: S entries ≥ 1 whose maximum is `replicas`.
@@ -87,10 +93,17 @@ struct plan {
   return p.stage_replicas.empty() ? std::vector<std::size_t>(p.stages, p.replicas) : p.stage_replicas;
 }
 
-/// The devices the plan uses: Σ_s R_s (S·R with equal counts).
+/// Pipeline ranks: `stages` / `virtual_stages` (S; `stages` without interleaving).
+[[nodiscard]] inline std::size_t pipeline_ranks(const plan& p) {
+  return p.virtual_stages > 1 ? p.stages / p.virtual_stages : p.stages;
+}
+
+/// The devices the plan uses: Σ_s R_s over the pipeline ranks (S·R with equal counts; the later
+/// chunks of an interleaved plan run on the same devices).
 [[nodiscard]] inline std::size_t devices_used(const plan& p) {
+  const auto reps = replicas_per_stage(p);
   std::size_t d = 0;
-  for (auto r : replicas_per_stage(p)) d += r;
+  for (std::size_t s = 0; s < std::min(reps.size(), pipeline_ranks(p)); ++s) d += reps[s];
   return d;
 }
 

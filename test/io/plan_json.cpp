@@ -155,3 +155,57 @@ TEST_CASE("plan JSON: bad per-stage replica counts name the pointer and the reas
   CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 1, "replicas": 1, "stage_of": [0], "settings": {"cost": "fast"}})") ==
         "p.json: /settings/cost: expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
 }
+
+TEST_CASE("plan JSON: an interleaved plan (virtual_stages) round-trips, and old plans read as v = 1") {
+  plan p;
+  p.graph = "chain";
+  p.stages = 4;  // S = 2 ranks x v = 2 chunks
+  p.virtual_stages = 2;
+  p.replicas = 2;
+  p.micro_batches = 4;
+  p.stage_of = {0, 1, 2, 3};
+  p.device_of = {{0, 3}, {1, 2}, {0, 3}, {1, 2}};
+  p.settings = plan_settings{.schedule = "interleaved"};
+  p.simulation = simulation_summary{.schedule = "interleaved", .iteration_ms = 10};
+  const auto doc = io::plan_to_json(p);
+  CHECK(doc.at("virtual_stages") == 2);
+  const plan q = io::plan_from_json(doc, "p.json");
+  CHECK(q.virtual_stages == 2);
+  CHECK(q.stages == 4);
+  CHECK(q.device_of == p.device_of);
+  CHECK(pipeline_ranks(q) == 2);
+  CHECK(devices_used(q) == 4);  // the later chunks reuse the ranks' devices
+  CHECK(io::plan_to_json(q) == doc);
+  // v = 1 is not written, and a plan without the field reads as v = 1.
+  plan e = p;
+  e.virtual_stages = 1;
+  e.device_of = {{0, 3}, {1, 2}, {4, 7}, {5, 6}};
+  e.settings->schedule = "1f1b";
+  CHECK_FALSE(io::plan_to_json(e).contains("virtual_stages"));
+  const plan f = io::plan_from_json(io::plan_to_json(e), "p.json");
+  CHECK(f.virtual_stages == 1);
+  CHECK(devices_used(f) == 8);
+}
+
+TEST_CASE("plan JSON: bad interleaved plans name the field") {
+  const std::string head = R"({"format": "devplace.plan/1", "stages": 4, "replicas": 1, "micro_batches": 4, "stage_of": [0, 1, 2, 3], )";
+  CHECK(plan_error_of(head + R"("virtual_stages": 0})") == "p.json: /virtual_stages: expected an integer >= 1");
+  CHECK(plan_error_of(head + R"("virtual_stages": 3})").starts_with("p.json: /virtual_stages: 3 chunks per device do not divide the 4 stages"));
+  CHECK(plan_error_of(head + R"("virtual_stages": "2"})").starts_with("p.json: /virtual_stages: "));
+  CHECK(plan_error_of(head + R"("virtual_stages": 2, "device_of": [[0], [1], [1], [0]]})") ==
+        "p.json: /device_of/2: expected the devices of row 0 (with virtual_stages = 2, chunk 2 runs on pipeline rank 0)");
+  CHECK(plan_error_of(head + R"("virtual_stages": 2, "device_of": [[0], [0], [0], [0]]})") ==
+        "p.json: /device_of/1/0: device 0 is used twice");
+  CHECK(plan_error_of(head + R"("virtual_stages": 2, "device_of": [[0], [1], [0], [1]], "settings": {"schedule": "1f1b"}})") ==
+        "p.json: /settings/schedule: expected \"interleaved\" (virtual_stages = 2 runs several chunks per device), got \"1f1b\"");
+  CHECK(plan_error_of(R"({"format": "devplace.plan/1", "stages": 4, "replicas": 1, "micro_batches": 3, "stage_of": [0, 1, 2, 3], "virtual_stages": 2})")
+            .starts_with("p.json: /micro_batches: expected a multiple of the 2 pipeline ranks"));
+  const std::string general = R"({"format": "devplace.plan/1", "stages": 4, "replicas": 2, "micro_batches": 4, "stage_of": [0, 1, 2, 3], )";
+  CHECK(plan_error_of(general + R"("stage_replicas": [2, 1, 1, 1], "virtual_stages": 2})") ==
+        "p.json: /stage_replicas/2: expected 2 (chunk 2 runs on the devices of pipeline rank 0)");
+  // The good one, and the schedule "interleaved" with v = 1 (1F1B).
+  CHECK(plan_error_of(head + R"("virtual_stages": 2, "device_of": [[0], [1], [0], [1]], "settings": {"schedule": "interleaved"}})").empty());
+  CHECK(plan_error_of(head + R"("device_of": [[0], [1], [2], [3]], "settings": {"schedule": "interleaved"}})").empty());
+  CHECK(plan_error_of(head + R"("settings": {"schedule": "zigzag"}})") ==
+        "p.json: /settings/schedule: expected \"gpipe\", \"1f1b\" or \"interleaved\"");
+}

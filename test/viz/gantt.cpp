@@ -66,8 +66,9 @@ void check_gantt(const simulation_result& r, const pipeline_model& m, const simu
     drawn += b.to_ms - b.from_ms;
     fills.insert(b.fill);
   }
-  std::size_t used = 0;
-  for (const auto& row : m.device_of) used += row.size();
+  std::set<std::size_t> devices;  // an interleaved model's later chunks repeat the ranks' devices
+  for (const auto& row : m.device_of) devices.insert(row.begin(), row.end());
+  const std::size_t used = devices.size();
   for (const auto& e : r.timeline)
     expected += (e.end_ms - e.start_ms) * (e.kind == sim_task_kind::allreduce ? double(m.device_of[e.stage].size()) : 1.0);
   expected += o.update_ms * double(used);
@@ -78,8 +79,11 @@ void check_gantt(const simulation_result& r, const pipeline_model& m, const simu
   // Device rows and stages are named.
   std::set<std::string> texts;
   for (auto* t : test::elements(*root, "text")) texts.insert(t->text);
-  for (std::size_t s = 0; s < m.stages; ++s) {
-    CHECK(texts.count("stage " + std::to_string(s)) == 1);
+  const std::size_t ranks = m.stages / o.virtual_stages;  // interleaved: a group per rank, naming its chunks
+  for (std::size_t s = 0; s < ranks; ++s) {
+    std::string group = ranks == m.stages ? "stage " + std::to_string(s) : "chunks";
+    for (std::size_t c = s; ranks < m.stages && c < m.stages; c += ranks) group += (c == s ? " " : ", ") + std::to_string(c);
+    CHECK(texts.count(group) == 1);
     for (auto d : m.device_of[s]) CHECK(texts.count(l.name[d]) == 1);
   }
   // The critical path, outlined event by event, and its length in the legend.
@@ -106,6 +110,18 @@ TEST_CASE("gantt: two stages of two replicas on two nodes") {
   CHECK(doc.find("recomputation") != std::string::npos);
   CHECK(doc.find("optimizer step") != std::string::npos);
   test::external_check(doc, "gantt");
+}
+
+TEST_CASE("gantt: an interleaved pipeline draws each device once, every chunk's passes on it") {
+  const auto t = two_level(2, 2);
+  pipeline_model m = test::uniform_chain(4, 2, 1, 2, 1e6, 1e6);
+  m.device_of = {{0, 1}, {2, 3}, {0, 1}, {2, 3}};
+  const simulation_options o{.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .virtual_stages = 2};
+  const auto r = simulate(m, t, o);
+  check_gantt(r, m, o, viz::make_device_labels(t));
+  const std::string doc = viz::gantt_svg(r, m, o, viz::make_device_labels(t));
+  CHECK(doc.find("chunks 0, 2") != std::string::npos);
+  CHECK(doc.find("interleaved 1F1B") != std::string::npos);
 }
 
 TEST_CASE("gantt: random pipelines") {

@@ -63,8 +63,9 @@ void check_trace(const simulation_result& r, const pipeline_model& m, const simu
   }
   // One event per task, per kind; the optimizer once per device.
   double sent = 0;
-  std::size_t used = 0;
-  for (const auto& row : m.device_of) used += row.size();
+  std::set<std::size_t> devices;  // an interleaved model's later chunks repeat the ranks' devices
+  for (const auto& row : m.device_of) devices.insert(row.begin(), row.end());
+  const std::size_t used = devices.size();
   for (const auto& e : r.timeline) {
     ++expected_kind[std::string(to_string(e.kind))];
     if (e.kind == sim_task_kind::send_activation || e.kind == sim_task_kind::send_gradient) sent += e.bytes;
@@ -128,6 +129,48 @@ TEST_CASE("trace: two stages of two replicas on two nodes") {
   for (const auto& e : doc["traceEvents"])
     if (e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
   CHECK(processes == std::set<std::string>{"node0", "node1"});
+}
+
+TEST_CASE("trace: an interleaved pipeline links every send to the right chunk's pass") {
+  // S = 2 ranks x v = 2 chunks on two nodes: each device runs two chunks, so a send's target is
+  // found by chunk, not by device alone. A chain: activations go from chunk c to c + 1,
+  // gradients from c + 1 to c.
+  const auto t = two_level(2, 2);
+  pipeline_model m = test::uniform_chain(4, 2, 1, 2, 1e6, 1e6);
+  m.device_of = {{0, 1}, {2, 3}, {0, 1}, {2, 3}};
+  const simulation_options o{.micro_batches = 4, .schedule = pipeline_schedule::interleaved, .update_ms = 0.25,
+                             .virtual_stages = 2};
+  const auto r = simulate(m, t, o);
+  const auto l = viz::make_device_labels(t);
+  check_trace(r, m, o, l);
+  const json doc = json::parse(viz::simulation_trace(r, m, o, l).str());
+  struct slice { double ts, end; std::string cat; std::size_t stage; };
+  std::map<std::pair<int, int>, std::vector<slice>> slices;
+  std::map<std::size_t, std::vector<json>> flows;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["args"].contains("stage"))
+      slices[{e["pid"], e["tid"]}].push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>(), e["cat"], e["args"]["stage"]});
+    if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"].get<std::size_t>()].push_back(e);
+  }
+  auto at = [&](const json& f, bool compute) -> const slice* {
+    const double ts = f["ts"];
+    for (const auto& x : slices[{f["pid"], f["tid"]}])
+      if (x.ts <= ts + 1e-9 && ts <= x.end + 1e-9 && (!compute || x.cat == "forward" || x.cat == "backward")) return &x;
+    return nullptr;
+  };
+  std::size_t checked = 0;
+  for (const auto& [id, ends] : flows) {
+    REQUIRE(ends.size() == 2);
+    const slice* from = at(ends[0], false);
+    const slice* to = at(ends[1], true);
+    REQUIRE(from);
+    REQUIRE(to);
+    const bool act = ends[0]["name"] == "activation";
+    CHECK(to->cat == (act ? "forward" : "backward"));
+    CHECK(to->stage == (act ? from->stage + 1 : from->stage - 1));
+    ++checked;
+  }
+  CHECK(checked == 2 * 3 * 2 * 4);  // 3 chunk boundaries x 2 replicas x MB, both ways
 }
 
 TEST_CASE("trace: random pipelines") {

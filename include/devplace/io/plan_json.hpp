@@ -3,7 +3,10 @@
 /// Reads and writes plans in the `devplace.plan/1` JSON format (docs/formats.md).
 ///
 /// `read_plan_json(path, &g)` also checks the plan against its graph: one `stage_of` entry per
-/// operator, and no edge running from a higher stage to a lower one.
+/// operator, and no edge running from a higher stage to a lower one. An interleaved plan
+/// (`virtual_stages` v > 1) cuts the graph into `stages` = S · v chunks whose `device_of` rows
+/// repeat every S rows (chunk c on the devices of pipeline rank c mod S); plans without the field
+/// have v = 1.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -24,6 +27,34 @@ inline constexpr const char* plan_format = "devplace.plan/1";
 /// The most replicas per stage a plan file may ask for (2^20: far above any topology's device
 /// count; a larger number is a corrupt file, not a plan).
 inline constexpr std::size_t max_plan_replicas = std::size_t{1} << 20;
+
+namespace detail {
+
+/// The optional `virtual_stages` v of an interleaved plan (after `stages`, `stage_replicas` and
+/// `micro_batches`): v ≥ 1 dividing `stages`; with v > 1 the interleaved schedule runs the
+/// micro-batches in groups of S = stages / v, so MB must be a multiple of S, and a chunk's
+/// replica count is its pipeline rank's.
+inline void read_virtual_stages(const reader& r, const nlohmann::json& doc, plan& p) {
+  const auto* x = reader::optional(doc, "virtual_stages");
+  if (!x) return;
+  const auto v = r.count(*x, "/virtual_stages");
+  if (v == 0) r.fail("/virtual_stages", "expected an integer >= 1");
+  if (p.stages % v != 0)
+    r.fail("/virtual_stages", std::to_string(v) + " chunks per device do not divide the " + std::to_string(p.stages) +
+                                  " stages (stages = pipeline ranks x virtual_stages)");
+  p.virtual_stages = static_cast<std::size_t>(v);
+  const std::size_t ranks = pipeline_ranks(p);
+  if (p.virtual_stages > 1 && p.micro_batches % ranks != 0)
+    r.fail("/micro_batches", "expected a multiple of the " + std::to_string(ranks) + " pipeline ranks (the interleaved " +
+                                 "schedule runs the micro-batches in groups of S), got " + std::to_string(p.micro_batches));
+  for (std::size_t s = ranks; s < p.stage_replicas.size(); ++s)
+    if (p.stage_replicas[s] != p.stage_replicas[s - ranks])
+      r.fail(child("/stage_replicas", s), "expected " + std::to_string(p.stage_replicas[s - ranks]) + " (chunk " +
+                                              std::to_string(s) + " runs on the devices of pipeline rank " +
+                                              std::to_string(s % ranks) + ")");
+}
+
+}  // namespace detail
 
 inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, const op_graph* g = nullptr) {
   const detail::reader r(file);
@@ -65,6 +96,7 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     p.micro_batches = static_cast<std::size_t>(r.count(*x, "/micro_batches"));
     if (p.micro_batches == 0) r.fail("/micro_batches", "expected an integer >= 1");
   }
+  detail::read_virtual_stages(r, doc, p);
   for (std::size_t k = 0; k < so.size(); ++k) {
     const auto s = r.count(so[k], detail::child("/stage_of", k));
     if (s >= p.stages)
@@ -88,6 +120,7 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     if (dof->size() != p.stages)
       r.fail("/device_of", "expected " + std::to_string(p.stages) + " rows (one per stage), got " + std::to_string(dof->size()));
     std::set<std::uint64_t> used;
+    const std::size_t ranks = pipeline_ranks(p);
     for (std::size_t s = 0; s < p.stages; ++s) {
       const std::string rp = detail::child("/device_of", s);
       r.array((*dof)[s], rp);
@@ -99,9 +132,13 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
       std::vector<std::size_t> row;
       for (std::size_t k = 0; k < want; ++k) {
         const auto d = r.count((*dof)[s][k], detail::child(rp, k));
-        if (!used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
+        if (s < ranks && !used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
         row.push_back(static_cast<std::size_t>(d));
       }
+      if (s >= ranks && row != p.device_of[s - ranks])
+        r.fail(rp, "expected the devices of row " + std::to_string(s - ranks) + " (with virtual_stages = " +
+                       std::to_string(p.virtual_stages) + ", chunk " + std::to_string(s) + " runs on pipeline rank " +
+                       std::to_string(s % ranks) + ")");
       p.device_of.push_back(std::move(row));
     }
   }
@@ -126,8 +163,12 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
     }
     if (const auto* v = detail::reader::optional(*x, "schedule")) {
       st.schedule = r.string(*v, "/settings/schedule");
-      if (st.schedule != "gpipe" && st.schedule != "1f1b") r.fail("/settings/schedule", "expected \"gpipe\" or \"1f1b\"");
+      if (st.schedule != "gpipe" && st.schedule != "1f1b" && st.schedule != "interleaved")
+        r.fail("/settings/schedule", "expected \"gpipe\", \"1f1b\" or \"interleaved\"");
     }
+    if (p.virtual_stages > 1 && st.schedule != "interleaved")
+      r.fail("/settings/schedule", "expected \"interleaved\" (virtual_stages = " + std::to_string(p.virtual_stages) +
+                                       " runs several chunks per device), got \"" + st.schedule + "\"");
     st.recompute = flag(*x, "recompute", "/settings");
     st.blocking_sends = flag(*x, "blocking_sends", "/settings");
     if (const auto* v = detail::reader::optional(*x, "phase1_bandwidth_gbps")) {
@@ -220,6 +261,7 @@ inline nlohmann::json plan_to_json(const plan& p) {
   doc["topology"] = p.topology;
   doc["stages"] = p.stages;
   doc["replicas"] = p.replicas;
+  if (p.virtual_stages > 1) doc["virtual_stages"] = p.virtual_stages;
   if (!p.stage_replicas.empty()) doc["stage_replicas"] = p.stage_replicas;
   doc["micro_batches"] = p.micro_batches;
   doc["stage_of"] = p.stage_of;

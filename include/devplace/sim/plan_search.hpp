@@ -13,6 +13,16 @@
 /// when it has at most K operators (proved optimal under eq. 2) and otherwise on the quotient of
 /// each α's clustering; each such partition is mapped and simulated like the others, and the
 /// fastest simulated plan of all configurations is kept (its `stage_replicas` say R_s).
+///
+/// With the interleaved schedule (Megatron-LM's interleaved 1F1B) every (S, R) is also tried with
+/// each v of `virtual_stages` (v = 1, plain 1F1B, always among them, so the search can only gain):
+/// the flow partitions the graph into S · v chunks (phase 1 unchanged, each chunk a stage of its
+/// eq. 3 objective, device memory divided by v since a device holds v chunks), the mapper places
+/// S pipeline ranks × R replicas on the stage graph folded by rank (chunk c on rank c mod S: per
+/// rank the sum of its v chunks' compute, the messages between ranks the sum of their chunks'),
+/// and the simulator runs the interleaved schedule on the S · v chunks, chunk c on the devices of
+/// rank c mod S. docs/simulator.md ("Interleaved plans") gives the equations and why phase 1
+/// balances chunks rather than each device's sum of chunks.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -36,6 +46,7 @@ struct plan_search_progress {
   std::size_t done = 0, total = 0, explored = 0, pruned = 0;
   double best_samples_per_s = 0;       ///< 0 while nothing is simulated
   std::size_t best_stages = 0, best_replicas = 0;
+  std::size_t best_virtual_stages = 1;  ///< v of the best so far (1 without interleaving)
   double elapsed_s = 0;
 };
 
@@ -65,6 +76,11 @@ struct plan_search_options {
   /// or 1 when it does not say.
   double micro_batch_size = 0;
   pipeline_schedule schedule = pipeline_schedule::gpipe;
+  /// With the interleaved schedule: the v (model chunks per device) tried for every (S, R) with
+  /// S ≥ 2 and S · v ≤ operators, besides v = 1 (1F1B), which is always tried; entries ≥ 1. A
+  /// v ≥ 2 needs MB to be a multiple of S (else that configuration is infeasible, said in its
+  /// `reason`). Ignored by GPipe and 1F1B.
+  std::vector<std::size_t> virtual_stages{2};
   bool recompute = true;               ///< Parmesan trains with activation recomputation
   std::size_t clusters = 32;           ///< K of the flow
   double bandwidth_gbps = 10.0;        ///< β̄ of the phase-1 cost model (stage_cost_options::bandwidth_gbps)
@@ -96,6 +112,9 @@ struct plan_search_options {
 struct plan_candidate {
   /// S and R; for a general (J(2)) configuration R is R̂ = max_s R_s of its plan (0 without one).
   std::size_t stages = 0, replicas = 0;
+  /// v: model chunks per device (the interleaved schedule with v ≥ 2; the plan then has S · v
+  /// stages, `result.virtual_stages` = v); 1 otherwise.
+  std::size_t virtual_stages = 1;
   bool general = false;                          ///< a J(2) configuration: per-stage replica counts over `devices`
   std::size_t devices = 0;                       ///< devices the configuration may use (S·R, or D for J(2))
   std::vector<std::size_t> stage_replicas;       ///< R_s of the plan (every entry R for an equal-count one)
@@ -122,9 +141,9 @@ struct plan_search_result {
   double time_s = 0;
 };
 
-/// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
-/// interleaved schedule, which needs partitions into S · v chunks the search does not make). Defined in
+/// Searches (S, R) — and v with the interleaved schedule — for `g` on `t` (see the file comment).
+/// Throws std::invalid_argument on bad options (no micro-batches, a non-positive bandwidth or
+/// micro-batch size, a negative bucket, a virtual_stages entry of 0). Defined in
 /// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp). Called as
 /// `search_plan(g, t, o)`: the template parameter is never given, it only makes a translation unit
 /// compile the search where it calls it, not where it includes the header.

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <span>
 #include <string_view>
 #include <limits>
 #include <mutex>
@@ -51,11 +52,32 @@ inline stage_cost_options plan_stage_cost(const plan_search_options& o, std::siz
           .bandwidth_gbps = o.bandwidth_gbps};
 }
 
-/// The simulation options of a search.
-inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o) {
+/// The simulation options of a search for v model chunks per device: an interleaved search runs
+/// its v = 1 configurations as 1F1B (the interleaved schedule with one chunk is 1F1B exactly).
+inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o, std::size_t v = 1) {
   const double mbs = o.micro_batch_size > 0 ? o.micro_batch_size : g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
-  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = o.schedule, .recompute = o.recompute,
-          .dp_bucket_bytes = o.dp_bucket_bytes};
+  const pipeline_schedule s = o.schedule == pipeline_schedule::interleaved && v == 1 ? pipeline_schedule::one_f_one_b : o.schedule;
+  return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = s, .recompute = o.recompute,
+          .virtual_stages = v, .dp_bucket_bytes = o.dp_bucket_bytes};
+}
+
+/// The v the search tries per (S, R): 1, and with the interleaved schedule every entry of
+/// `o.virtual_stages`, ascending, once each.
+inline std::vector<std::size_t> plan_virtual_stages(const plan_search_options& o) {
+  std::vector<std::size_t> vs{1};
+  if (o.schedule == pipeline_schedule::interleaved) vs.insert(vs.end(), o.virtual_stages.begin(), o.virtual_stages.end());
+  std::sort(vs.begin(), vs.end());
+  vs.erase(std::unique(vs.begin(), vs.end()), vs.end());
+  return vs;
+}
+
+/// The rows of an interleaved plan's S · v chunks from the S rows of its ranks: chunk c runs on
+/// the devices of rank c mod S.
+inline std::vector<std::vector<std::size_t>> interleaved_rows(const device_mapping& ranks, std::size_t v) {
+  std::vector<std::vector<std::size_t>> rows;
+  rows.reserve(ranks.size() * v);
+  for (std::size_t c = 0; c < ranks.size() * v; ++c) rows.push_back(ranks[c % ranks.size()]);
+  return rows;
 }
 
 /// A partition of one configuration, with its bound.
@@ -88,11 +110,13 @@ inline std::vector<partition_option> partition_options_of(const parmesan_result&
   return options;
 }
 
-/// Records the mapped and simulated option `opt` as the candidate's plan.
+/// Records the mapped and simulated option `opt` as the candidate's plan (`rows`: a device row per
+/// stage or chunk).
 inline void record_option(plan_candidate& c, const op_graph& g, const matrix_topology& t, const partition_option& opt,
-                          const stage_cost_options& cost, const mapping_result& mr, const simulation_result& sim,
+                          const stage_cost_options& cost, const mapping_result& mr,
+                          const std::vector<std::vector<std::size_t>>& rows, const simulation_result& sim,
                           const plan_search_options& o, const simulation_options& so) {
-  const std::size_t S = c.stages;
+  const std::size_t S = opt.replicas.size();  // S, or S · v chunks
   const std::size_t Rhat = *std::max_element(opt.replicas.begin(), opt.replicas.end());
   const bool uniform = std::all_of(opt.replicas.begin(), opt.replicas.end(), [&](std::size_t r) { return r == Rhat; });
   const auto e = evaluate_partition(g, opt.stage_of, opt.replicas, cost);
@@ -109,34 +133,103 @@ inline void record_option(plan_candidate& c, const op_graph& g, const matrix_top
   p.graph = g.name();
   p.topology = t.name();
   p.stages = S;
+  p.virtual_stages = so.virtual_stages;
   p.replicas = Rhat;
   p.stage_replicas = uniform ? std::vector<std::size_t>{} : opt.replicas;
   p.micro_batches = o.micro_batches;
-  p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(o.schedule)),
+  p.settings = plan_settings{.micro_batch_size = so.micro_batch_size, .schedule = std::string(to_string(so.schedule)),
                              .recompute = o.recompute, .blocking_sends = so.blocking_sends,
                              .phase1_bandwidth_gbps = o.bandwidth_gbps,
                              .cost = o.iteration_mapping ? std::string("iteration") : std::string(to_string(o.cost)),
                              .dp_bucket_bytes = o.dp_bucket_bytes};
   p.stage_of = opt.stage_of;
-  p.device_of.assign(mr.device_of.begin(), mr.device_of.end());
+  p.device_of = rows;
   p.partition = partition_summary{.objective_ms = e.objective_ms, .stage_time_ms = e.stage_time_ms,
                                   .stage_memory_bytes = e.stage_memory_bytes, .method = opt.method,
                                   .optimal = opt.optimal, .status = opt.status, .time_s = opt.time_s};
   p.mapping = mapping_summary{.objective_ms = mr.objective_ms, .lower_bound_ms = mr.lower_bound_ms, .cost = mr.cost,
-                              .method = "binary_search_backtracking", .optimal = mr.optimal,
+                              .method = so.virtual_stages > 1 ? "binary_search_backtracking (ranks)" : "binary_search_backtracking",
+                              .optimal = mr.optimal,
                               .nodes_explored = mr.nodes_explored, .status = std::string(to_string(mr.status)),
                               .time_s = mr.time_s};
-  p.simulation = simulation_summary{.schedule = std::string(to_string(o.schedule)), .iteration_ms = sim.iteration_ms,
+  p.simulation = simulation_summary{.schedule = std::string(to_string(so.schedule)), .iteration_ms = sim.iteration_ms,
                                     .samples_per_s = sim.samples_per_s, .bubble_fraction = sim.bubble_fraction};
 }
 
-/// Bounds, maps and simulates every partition option of a configuration, keeping the fastest
-/// simulated one in `c`; with `o.prune`, an option whose bound is below `incumbent()` is skipped.
+/// A mapped partition option: the mapping, its device rows (per stage or chunk) and the rows of the
+/// CS and p2p baseline maps of the same partition.
+struct mapped_option {
+  mapping_result mr;
+  std::vector<std::vector<std::size_t>> rows, cs, p2p;
+};
+
+/// Maps an option of S stages (v = 1): `map_devices` under the search's cost model, or
+/// `map_for_iteration` and the simulation polish of the fastest of it and the baselines.
+inline mapped_option map_stages(const op_graph& g, const matrix_topology& t, const partition_option& opt,
+                                const plan_search_options& o, const simulation_options& so, double limit_s) {
+  const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
+  const double polish_s = o.iteration_mapping ? limit_s * o.polish_share : 0.0;
+  const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = limit_s - polish_s, .micro_batches = o.micro_batches};
+  mapped_option m;
+  m.mr = o.iteration_mapping
+             ? map_for_iteration(sg, link_costs(t), stage_forward_ms(g, opt.stage_of, opt.replicas.size()),
+                                 {.micro_batches = o.micro_batches, .recompute = o.recompute, .blocking_sends = so.blocking_sends},
+                                 mo)
+             : map_devices(sg, t, mo);
+  if (m.mr.device_of.empty()) return m;
+  m.cs = cs_map(sg);
+  m.p2p = p2p_map(sg);
+  if (polish_s > 0) {  // the fastest simulated of the mapping, CS and p2p, polished on the simulation
+    const std::vector<std::vector<std::vector<std::size_t>>> cands{m.mr.device_of, m.cs, m.p2p};
+    const auto q = polish_fastest(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), cands.front()), t,
+                                  std::span<const std::vector<std::vector<std::size_t>>>(cands), so, {.timeout_s = polish_s});
+    m.mr.device_of.assign(q.device_of.begin(), q.device_of.end());
+    m.mr.objective_ms = q.iteration_ms;
+    if (q.status == status::time_limit) m.mr.status = status::time_limit;
+  }
+  m.rows = m.mr.device_of;
+  return m;
+}
+
+/// Maps an option of S · v chunks (v ≥ 2) as S pipeline ranks × R replicas: the stage graph
+/// folded by rank (chunk c on rank c mod S) is mapped under the search's cost model (combined for
+/// `iteration_mapping`), and each chunk gets its rank's row. With `iteration_mapping` the fastest
+/// simulated of the mapping and the CS and p2p maps of the folded graph is kept (the polish moves
+/// single stage replicas, which would break the rows' repetition).
+inline mapped_option map_chunks(const op_graph& g, const matrix_topology& t, const partition_option& opt, std::size_t v,
+                                const plan_search_options& o, const simulation_options& so, double limit_s) {
+  const std::size_t S = opt.replicas.size() / v;
+  std::vector<std::size_t> rank_of(opt.stage_of.size());
+  for (std::size_t u = 0; u < rank_of.size(); ++u) rank_of[u] = opt.stage_of[u] % S;
+  const stage_graph sg =
+      make_stage_graph(g, rank_of, std::vector<std::size_t>(opt.replicas.begin(), opt.replicas.begin() + std::ptrdiff_t(S)));
+  mapped_option m;
+  m.mr = map_devices(sg, t, {.cost = o.iteration_mapping ? cost_choice::combined : o.cost, .threads = 1, .timeout_s = limit_s,
+                             .micro_batches = o.micro_batches});
+  if (m.mr.device_of.empty()) return m;
+  m.rows = interleaved_rows(m.mr.device_of, v);
+  m.cs = interleaved_rows(cs_map(sg), v);
+  m.p2p = interleaved_rows(p2p_map(sg), v);
+  if (o.iteration_mapping) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto* rows : {&m.rows, &m.cs, &m.p2p}) {
+      const double ms = simulate(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), *rows), t, so).iteration_ms;
+      if (ms < best) best = ms, m.mr.device_of.assign(rows->begin(), rows->begin() + std::ptrdiff_t(S));
+    }
+    m.mr.objective_ms = best;
+    m.rows = interleaved_rows(m.mr.device_of, v);
+  }
+  return m;
+}
+
+/// Bounds, maps and simulates every partition option of a configuration (v chunks per device),
+/// keeping the fastest simulated one in `c`; with `o.prune`, an option whose bound is below
+/// `incumbent()` is skipped.
 template <class Incumbent>
 void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology& t, std::vector<partition_option>& options,
                      const stage_cost_options& cost, const plan_search_options& o, const link_bounds& fast,
-                     double bound_before, const Incumbent& incumbent) {
-  const simulation_options so = plan_simulation_options(g, o);
+                     double bound_before, const Incumbent& incumbent, std::size_t v = 1) {
+  const simulation_options so = plan_simulation_options(g, o, v);
   c.bound_samples_per_s = 0;
   for (auto& opt : options) {
     const std::size_t Rhat = *std::max_element(opt.replicas.begin(), opt.replicas.end());
@@ -151,36 +244,18 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
       ++skipped;
       continue;
     }
-    const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
     const double limit_s = o.map_timeout_s / double(options.size());
-    const double polish_s = o.iteration_mapping ? limit_s * o.polish_share : 0.0;
-    const mapper_options mo{.cost = o.cost, .threads = 1, .timeout_s = limit_s - polish_s, .micro_batches = o.micro_batches};
-    auto mr = o.iteration_mapping
-                        ? map_for_iteration(sg, link_costs(t), stage_forward_ms(g, opt.stage_of, opt.replicas.size()),
-                                            {.micro_batches = o.micro_batches, .recompute = o.recompute,
-                                             .blocking_sends = so.blocking_sends},
-                                            mo)
-                        : map_devices(sg, t, mo);
-    if (mr.device_of.empty()) continue;
-    if (polish_s > 0) {  // the fastest simulated of the mapping, CS and p2p, polished on the simulation
-      const std::vector<std::vector<std::vector<std::size_t>>> cands{
-          {mr.device_of.begin(), mr.device_of.end()}, cs_map(sg), p2p_map(sg)};
-      const auto q = polish_fastest(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), cands.front()), t,
-                                    std::span<const std::vector<std::vector<std::size_t>>>(cands), so, {.timeout_s = polish_s});
-      mr.device_of.assign(q.device_of.begin(), q.device_of.end());
-      mr.objective_ms = q.iteration_ms;
-      if (q.status == status::time_limit) mr.status = status::time_limit;
-    }
-    auto run = [&](const device_mapping& dev) {
-      std::vector<std::vector<std::size_t>> rows(dev.begin(), dev.end());
+    const mapped_option m = v > 1 ? map_chunks(g, t, opt, v, o, so, limit_s) : map_stages(g, t, opt, o, so, limit_s);
+    if (m.mr.device_of.empty()) continue;
+    auto run = [&](const std::vector<std::vector<std::size_t>>& rows) {
       return simulate(make_pipeline_model(g, opt.stage_of, opt.replicas.size(), rows), t, so);
     };
-    const auto sim = run(mr.device_of);
+    const auto sim = run(m.rows);
     if (any && sim.samples_per_s <= c.samples_per_s) continue;
     any = true;
-    record_option(c, g, t, opt, cost, mr, sim, o, so);
-    c.cs_samples_per_s = run(cs_map(sg)).samples_per_s;
-    c.p2p_samples_per_s = run(p2p_map(sg)).samples_per_s;
+    record_option(c, g, t, opt, cost, m.mr, m.rows, sim, o, so);
+    c.cs_samples_per_s = run(m.cs).samples_per_s;
+    c.p2p_samples_per_s = run(m.p2p).samples_per_s;
   }
   if (!any) {
     // Some option skipped by its bound: the configuration may be feasible, it cannot win.
@@ -201,25 +276,32 @@ inline double smallest_memory(const matrix_topology& t) {
   return memory;
 }
 
-/// Partition, map and simulate (S, R). `incumbent()` is the best simulated samples/s so far; with
-/// `o.prune`, the configuration (or a partition option) whose bound is below it is skipped.
+/// Partition, map and simulate (S, R) with v chunks per device (the graph cut into S · v chunks,
+/// each device's share of the memory 1 / v per chunk). `incumbent()` is the best simulated
+/// samples/s so far; with `o.prune`, the configuration (or a partition option) whose bound is
+/// below it is skipped.
 template <class Incumbent>
-plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t S, std::size_t R, const plan_search_options& o,
-                        const link_bounds& fast, double bound_before, const Incumbent& incumbent) {
+plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t S, std::size_t R, std::size_t v,
+                        const plan_search_options& o, const link_bounds& fast, double bound_before, const Incumbent& incumbent) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   plan_candidate c;
   c.stages = S;
   c.replicas = R;
+  c.virtual_stages = v;
   c.devices = S * R;
   c.bound_samples_per_s = bound_before;
+  if (v > 1 && o.micro_batches % S != 0) {
+    c.reason = "MB = " + std::to_string(o.micro_batches) + " is not a multiple of S (the interleaved schedule runs groups of S)";
+    return c;
+  }
   if (o.prune && bound_before < incumbent()) {
     c.status = status::pruned;
     c.outcome = config_outcome::pruned;
     c.reason = "pruned before partitioning";
     return c;
   }
-  const partition_options po{.stages = S, .cost = plan_stage_cost(o, R, smallest_memory(t))};
+  const partition_options po{.stages = S * v, .cost = plan_stage_cost(o, R, smallest_memory(t) / double(v))};
   const auto part = parmesan_partition(g, {.partition = po, .clusters = o.clusters, .threads = 1});
   if (!part.has_solution()) {
     c.reason = "no partition fits (" + std::string(to_string(part.status)) + ")";
@@ -228,8 +310,8 @@ plan_candidate plan_one(const op_graph& g, const matrix_topology& t, std::size_t
   }
   // Alpha selection by simulation: every alpha's partition (and the flow's reference) is mapped
   // and simulated; the fastest simulated one is kept.
-  auto options = partition_options_of(part, S, R);
-  explore_options(c, g, t, options, po.cost, o, fast, bound_before, incumbent);
+  auto options = partition_options_of(part, S * v, R);
+  explore_options(c, g, t, options, po.cost, o, fast, bound_before, incumbent, v);
   c.replicas = R;
   c.time_s = elapsed();
   return c;
@@ -341,16 +423,22 @@ struct plan_configuration {
   std::size_t stages = 0, replicas = 0;
   bool general = false;
   std::size_t devices = 0;
+  std::size_t virtual_stages = 1;  ///< v: chunks per device (interleaved)
 };
 
-/// Every configuration of the search, in the order of the exhaustive listing: every (S, R), then
-/// with `general` every S with 2 ≤ S < D over all D devices (S = 1 and S = D are equal-count ones).
+/// Every configuration of the search, in the order of the exhaustive listing: every (S, R) with
+/// every v of `virtual_stages` (v = 1, and v ≥ 2 where S ≥ 2 and S · v chunks fit the operators),
+/// then with `general` every S with 2 ≤ S < D over all D devices (S = 1 and S = D are
+/// equal-count ones).
 inline std::vector<plan_configuration> plan_configurations(const op_graph& g, std::size_t D, bool exact_product,
-                                                           bool general = false) {
+                                                           bool general = false,
+                                                           const std::vector<std::size_t>& virtual_stages = {1}) {
   std::vector<plan_configuration> configs;
   for (std::size_t S = 1; S <= std::min(D, g.num_vertices()); ++S)
     for (std::size_t R = 1; S * R <= D; ++R)
-      if (!exact_product || S * R == D) configs.push_back({S, R, false, S * R});
+      if (!exact_product || S * R == D)
+        for (std::size_t v : virtual_stages)
+          if (v == 1 || (S >= 2 && S * v <= g.num_vertices())) configs.push_back({S, R, false, S * R, v});
   if (general)
     for (std::size_t S = 2; S < D && S <= g.num_vertices(); ++S) configs.push_back({S, 0, true, D});
   return configs;
@@ -358,9 +446,9 @@ inline std::vector<plan_configuration> plan_configurations(const op_graph& g, st
 
 }  // namespace detail
 
-/// Searches (S, R) for `g` on `t` (see the file comment). Throws std::invalid_argument on bad
-/// options (no micro-batches, a non-positive bandwidth or micro-batch size, a negative bucket, the
-/// interleaved schedule: the search partitions into S stages, not S · v chunks).
+/// Searches (S, R) — and v with the interleaved schedule — for `g` on `t` (see the file comment).
+/// Throws std::invalid_argument on bad options (no micro-batches, a non-positive bandwidth or
+/// micro-batch size, a negative bucket, a virtual_stages entry of 0).
 template <int>
 plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o) {
   DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
@@ -370,14 +458,16 @@ plan_search_result search_plan(const op_graph& g, const matrix_topology& t, cons
   DEVPLACE_EXPECTS(o.polish_share >= 0 && o.polish_share <= 1, "search_plan: polish_share must be in [0, 1]");
   DEVPLACE_EXPECTS(o.dp_bucket_bytes >= 0 && std::isfinite(o.dp_bucket_bytes),
                    "search_plan: dp_bucket_bytes must be a finite number >= 0");
-  DEVPLACE_EXPECTS(o.schedule != pipeline_schedule::interleaved,
-                   "search_plan: the search runs gpipe or 1f1b (the interleaved schedule needs S * v chunks)");
+  DEVPLACE_EXPECTS(std::find(o.virtual_stages.begin(), o.virtual_stages.end(), std::size_t{0}) == o.virtual_stages.end(),
+                   "search_plan: virtual_stages entries must be >= 1");
   const auto start = std::chrono::steady_clock::now();
   plan_search_result res;
   const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
-  const auto configs = detail::plan_configurations(g, D, o.exact_product, o.general);
+  const auto configs = detail::plan_configurations(g, D, o.exact_product, o.general, detail::plan_virtual_stages(o));
   res.candidates.resize(configs.size());
-  // Best bound first (the listing order among equal bounds).
+  // Best bound first (the listing order among equal bounds). The bound before partitioning holds
+  // for every v: the S devices of a replica still do MB · W of work and micro-batch 0 still runs
+  // the heaviest path.
   const auto work = detail::make_work_bounds(g, o.recompute);
   const auto fast = detail::make_link_bounds(t);
   const auto so = detail::plan_simulation_options(g, o);
@@ -401,13 +491,14 @@ plan_search_result search_plan(const op_graph& g, const matrix_topology& t, cons
     const std::size_t i = order[k];
     const auto& cf = configs[i];
     auto c = cf.general ? detail::plan_one_general(g, t, cf.stages, cf.devices, o, general_graphs, fast, bound[i], incumbent)
-                        : detail::plan_one(g, t, cf.stages, cf.replicas, o, fast, bound[i], incumbent);
+                        : detail::plan_one(g, t, cf.stages, cf.replicas, cf.virtual_stages, o, fast, bound[i], incumbent);
     std::lock_guard lk(mu);
     ++progress.done;
     if (c.outcome == config_outcome::explored) ++progress.explored;
     if (c.outcome == config_outcome::pruned) ++progress.pruned;
     if (c.status == status::feasible && c.samples_per_s > progress.best_samples_per_s)
-      progress.best_samples_per_s = c.samples_per_s, progress.best_stages = c.stages, progress.best_replicas = c.replicas;
+      progress.best_samples_per_s = c.samples_per_s, progress.best_stages = c.stages, progress.best_replicas = c.replicas,
+      progress.best_virtual_stages = c.virtual_stages;
     progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     res.candidates[i] = std::move(c);
     if (o.progress) o.progress(progress);

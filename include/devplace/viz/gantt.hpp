@@ -99,14 +99,24 @@ struct gantt_layout {
 
 inline constexpr double gantt_row = 18, gantt_font = 10;
 
-/// Rows, their labels and the stage rules; returns the layout the events are drawn with.
+/// The name of the device group of pipeline rank k of `ranks`: "stage k", or with interleaving
+/// (ranks < S) the chunks it runs, "chunks k, k + ranks, ...".
+inline std::string gantt_group_label(const pipeline_model& m, std::size_t ranks, std::size_t k) {
+  if (ranks >= m.stages) return "stage " + std::to_string(k);
+  std::string s = "chunks";
+  for (std::size_t c = k; c < m.stages; c += ranks) s += (c == k ? " " : ", ") + std::to_string(c);
+  return s;
+}
+
+/// Rows, their labels and the stage rules (per pipeline rank of `ranks`); returns the layout the
+/// events are drawn with.
 inline gantt_layout gantt_rows(svg_canvas& c, const gantt_layout& base, const pipeline_model& m, const device_labels& l,
-                               const std::vector<std::size_t>& order, double right) {
+                               const std::vector<std::size_t>& order, double right, std::size_t ranks) {
   gantt_layout g = base;
   double y = g.top;
   const double label_x = g.left - 6;
   if (!g.by_node) {
-    for (std::size_t s = 0; s < m.stages; ++s) {
+    for (std::size_t s = 0; s < ranks; ++s) {
       const double group_top = y;
       for (std::size_t d : m.device_of[s]) {
         g.compute_y[d] = y + 2;
@@ -117,7 +127,7 @@ inline gantt_layout gantt_rows(svg_canvas& c, const gantt_layout& base, const pi
         y += gantt_row;
       }
       c.line(2, y + 0.5, right, y + 0.5, "#888888", 0.75, {}, {}, "stage-rule");
-      c.text(4, (group_top + y) / 2 + 4, "stage " + std::to_string(s), {.size = 11, .bold = true});
+      c.text(4, (group_top + y) / 2 + 4, gantt_group_label(m, ranks, s), {.size = 11, .bold = true});
     }
   } else {
     std::size_t i = 0;
@@ -178,8 +188,8 @@ inline std::string gantt_title(const sim_event& e, const gantt_piece& p, const d
 /// (check_pipeline_model) or `r` names a device or stage outside it.
 [[nodiscard]] inline std::string gantt_svg(const simulation_result& r, const pipeline_model& m, const simulation_options& o,
                                            const device_labels& l, const gantt_options& opt = {}) {
-  const std::size_t D = l.num_devices();
-  check_pipeline_model(m, D);
+  const std::size_t D = l.num_devices(), ranks = m.stages / std::max<std::size_t>(o.virtual_stages, 1);
+  check_pipeline_model(m, D, o.virtual_stages);
   for (const auto& e : r.timeline)
     if (e.from >= D || e.to >= D || e.stage >= m.stages)
       throw std::invalid_argument("gantt_svg: a timeline event names a device or stage outside the model");
@@ -187,7 +197,7 @@ inline std::string gantt_title(const sim_event& e, const gantt_piece& p, const d
   detail::gantt_layout g;
   g.stage_of_device.assign(D, m.stages);
   std::vector<std::size_t> order;  // used devices, by node then stage order
-  for (std::size_t s = 0; s < m.stages; ++s)
+  for (std::size_t s = 0; s < ranks; ++s)  // interleaved: a device by its pipeline rank (its first chunk)
     for (auto d : m.device_of[s]) {
       g.stage_of_device[d] = s;
       order.push_back(d);
@@ -197,7 +207,9 @@ inline std::string gantt_title(const sim_event& e, const gantt_piece& p, const d
   double label_w = 0;
   for (auto d : order)
     label_w = std::max(label_w, text_width(g.by_node ? l.nodes[l.node_of[d]] + " (9999)" : l.name[d], detail::gantt_font) + 12);
-  g.left = g.by_node ? label_w : label_w + text_width("stage " + std::to_string(m.stages), 11, true) + 10;
+  double group_w = text_width("stage " + std::to_string(m.stages), 11, true);
+  for (std::size_t k = 0; k < ranks; ++k) group_w = std::max(group_w, text_width(detail::gantt_group_label(m, ranks, k), 11, true));
+  g.left = g.by_node ? label_w : label_w + group_w + 10;
   g.top = 70;
   g.scale = r.iteration_ms > 0 ? opt.time_width / r.iteration_ms : 1;
   const double right = g.left + opt.time_width;
@@ -239,7 +251,7 @@ inline std::string gantt_title(const sim_event& e, const gantt_piece& p, const d
   g.compute_h.assign(D, 0);
   g.comm_y.assign(D, 0);
   g.comm_h.assign(D, 0);
-  g = detail::gantt_rows(c, g, m, l, order, right);
+  g = detail::gantt_rows(c, g, m, l, order, right, ranks);
   const double axis_end = draw_axis(c, g.left, right, g.rows_bottom + 4, 0, r.iteration_ms, "time (ms)", g.top);
   for (const auto& e : r.timeline)
     for (const auto& p : detail::pieces_of(e, m, o)) {

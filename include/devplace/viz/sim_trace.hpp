@@ -96,22 +96,23 @@ inline nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, co
 /// outside it.
 [[nodiscard]] inline trace_builder simulation_trace(const simulation_result& r, const pipeline_model& m, const simulation_options& o,
                                                     const device_labels& l, const sim_trace_options& opt = {}) {
-  const std::size_t D = l.num_devices(), MB = o.micro_batches;
-  check_pipeline_model(m, D);
+  const std::size_t D = l.num_devices(), MB = o.micro_batches, ranks = m.stages / std::max<std::size_t>(o.virtual_stages, 1);
+  check_pipeline_model(m, D, o.virtual_stages);
   std::vector<std::size_t> stage_of_device(D, m.stages), replica_of(D, 0);
-  for (std::size_t s = 0; s < m.stages; ++s)
+  for (std::size_t s = 0; s < ranks; ++s)  // interleaved: a device by its pipeline rank (its first chunk)
     for (std::size_t k = 0; k < m.device_of[s].size(); ++k) {
       stage_of_device[m.device_of[s][k]] = s;
       replica_of[m.device_of[s][k]] = k;
     }
   constexpr std::size_t none = sim_event::none;
-  std::vector<std::size_t> compute(D * MB * 2, none);  // (device, backward?, micro-batch) -> event
+  // (device, backward?, micro-batch) -> its events, one per chunk the device runs, in start order
+  std::vector<std::vector<std::size_t>> compute(D * MB * 2);
   for (std::size_t i = 0; i < r.timeline.size(); ++i) {
     const auto& e = r.timeline[i];
     if (e.from >= D || e.to >= D || stage_of_device[e.from] == m.stages || e.micro_batch >= std::max<std::size_t>(MB, 1))
       throw std::invalid_argument("simulation_trace: timeline event " + std::to_string(i) + " is outside the model");
     if (e.kind == sim_task_kind::forward || e.kind == sim_task_kind::backward)
-      compute[(e.from * MB + e.micro_batch) * 2 + (e.kind == sim_task_kind::backward)] = i;
+      compute[(e.from * MB + e.micro_batch) * 2 + (e.kind == sim_task_kind::backward)].push_back(i);
   }
   const auto path = critical_path(r);
   std::vector<char> critical(r.timeline.size(), 0);
@@ -149,8 +150,13 @@ inline nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, co
     const auto& e = r.timeline[i];
     const bool act = e.kind == sim_task_kind::send_activation;
     if (!act && e.kind != sim_task_kind::send_gradient) continue;
-    const std::size_t target = compute[(e.to * MB + e.micro_batch) * 2 + (act ? 0 : 1)];
-    const std::size_t issuer = compute[(e.from * MB + e.micro_batch) * 2 + (act ? 0 : 1)];
+    // The receiver's first pass of that kind and micro-batch starting after the transfer, the
+    // sender's last one ending before it (one each without interleaving).
+    std::size_t target = none, issuer = none;
+    for (auto k : compute[(e.to * MB + e.micro_batch) * 2 + (act ? 0 : 1)])
+      if (target == none && r.timeline[k].start_ms >= e.end_ms) target = k;
+    for (auto k : compute[(e.from * MB + e.micro_batch) * 2 + (act ? 0 : 1)])
+      if (r.timeline[k].end_ms <= e.start_ms) issuer = k;
     if (target == none) continue;
     const bool from_send = e.end_ms > e.start_ms || issuer == none;
     t.flow(act ? "activation" : "gradient", act ? "activation" : "gradient", pid_of(e.from),
@@ -158,7 +164,7 @@ inline nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, co
            mid(target));
   }
   if (o.update_ms > 0)
-    for (std::size_t s = 0; s < m.stages; ++s)
+    for (std::size_t s = 0; s < ranks; ++s)
       for (auto d : m.device_of[s])
         t.complete("optimizer step", "optimizer", pid_of(d), thread_of(d, 0), 1000 * (r.iteration_ms - o.update_ms),
                    1000 * o.update_ms, {{"stage", s}, {"device", l.name[d]}});

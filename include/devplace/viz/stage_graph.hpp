@@ -28,6 +28,9 @@ struct stage_graph_options {
   std::string title;                        ///< the first line
   std::vector<std::size_t> operators;       ///< per stage (empty: not shown)
   std::size_t max_replica_rows = 16;        ///< replica rows drawn at most (≥ 2)
+  /// v of an interleaved model (`simulation_options::virtual_stages`): its S·v chunks are drawn
+  /// as stages, chunk c on the devices of rank c mod S.
+  std::size_t virtual_stages = 1;
 };
 
 namespace detail {
@@ -55,7 +58,7 @@ inline void arrowhead(svg_canvas& c, double x, double y, bool right) {
 /// a model on l.num_devices() devices (check_pipeline_model), `operators` has neither 0 nor S
 /// entries, or max_replica_rows < 2.
 [[nodiscard]] inline std::string stage_graph_svg(const pipeline_model& m, const device_labels& l, const stage_graph_options& o = {}) {
-  check_pipeline_model(m, l.num_devices());
+  check_pipeline_model(m, l.num_devices(), o.virtual_stages);
   if (!o.operators.empty() && o.operators.size() != m.stages)
     throw std::invalid_argument("stage_graph_svg: operators has " + std::to_string(o.operators.size()) + " entries, S = " +
                                 std::to_string(m.stages));

@@ -85,18 +85,22 @@ inline link_bounds make_link_bounds(const matrix_topology& t) {
 
 /// After partitioning: the partition simulated with every p2p transfer on the fastest link, every
 /// ring link at θ_{R_s} (the smallest latency everywhere) and links never waiting — no mapping's
-/// simulated iteration is shorter (see the file comment). `replicas` holds R_s per stage.
+/// simulated iteration is shorter (see the file comment). `replicas` holds R_s per stage. With
+/// `so.virtual_stages` v > 1 the S stages are S / v ranks × v chunks, chunk c on the devices of
+/// rank c mod S / v, as every interleaved mapping places them.
 inline double iteration_bound_of_partition(const op_graph& g, const std::vector<std::size_t>& stage_of,
                                            const std::vector<std::size_t>& replicas, const link_bounds& f,
                                            simulation_options so) {
-  const std::size_t S = replicas.size();
+  const std::size_t S = replicas.size(), ranks = S / std::max<std::size_t>(so.virtual_stages, 1);
   std::vector<std::vector<std::size_t>> rows(S);
   std::size_t next = 0;
   for (std::size_t s = 0; s < S; ++s)
-    for (std::size_t r = 0; r < replicas[s]; ++r) rows[s].push_back(next++);
+    if (s >= ranks) rows[s] = rows[s - ranks];
+    else
+      for (std::size_t r = 0; r < replicas[s]; ++r) rows[s].push_back(next++);
   const auto D = static_cast<Eigen::Index>(next);
   Eigen::MatrixXd bw = Eigen::MatrixXd::Constant(D, D, f.bandwidth_gbps);
-  for (std::size_t s = 0; s < S; ++s) {  // the devices of one stage: its ring
+  for (std::size_t s = 0; s < ranks; ++s) {  // the devices of one stage: its ring
     const std::size_t R = replicas[s];
     if (R >= 2 && f.ring_ms_per_byte[R] > 0) {
       const auto first = static_cast<Eigen::Index>(rows[s][0]), size = static_cast<Eigen::Index>(R);
