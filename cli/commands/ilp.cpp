@@ -98,71 +98,59 @@ inline void ilp_print_solution(const ilp::solution& s, std::ostream& os) {
   os << " in " << s.time_s << " s" << (s.message.empty() ? "" : " (" + s.message + ")") << '\n';
 }
 
-inline void run_ilp(const ilp_args& a, std::ostream& os) {
-  if (a.write.empty() && a.solve.empty()) throw CLI::ValidationError("nothing to do: give --write FILE and/or --solve cbc|glpk");
-  if (a.warm_start && (a.problem != "mapping" || a.solve.empty()))
-    throw CLI::ValidationError("--warm-start needs --solve and --problem mapping");
-  if (!a.write.empty()) {
-    const auto ext = std::filesystem::path(a.write).extension().string();
-    if (ext != ".lp" && ext != ".mps")
-      throw CLI::ValidationError("--write " + a.write + ": the file name must end in .lp or .mps");
+/// devplace ilp --problem mapping: the mapping MILP of the plan's stages on the topology.
+inline void run_ilp_mapping(const ilp_args& a, const op_graph& g, const ilp::solve_options& so, std::ostream& os) {
+  if (a.topology.empty()) throw CLI::ValidationError("--problem mapping needs --topology");
+  if (a.plan_file.empty()) throw CLI::ValidationError("--problem mapping needs --plan (with stage_of)");
+  const matrix_topology topo = io::read_topology_json(a.topology);
+  plan p = io::read_plan_json(a.plan_file, &g);
+  const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
+  if ((a.stages && a.stages != S) || (a.replicas && a.replicas != R))
+    throw failure("--stages/--replicas disagree with the plan (S = " + std::to_string(S) + ", R = " + std::to_string(R) + ")");
+  require_devices(S, R, D);
+  const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
+  const link_costs L(topo);
+  const cost_choice requested = parse_cost(a.cost);
+  const auto model = ilp::build_mapping_ilp(sg, L, {.cost = requested});
+  ilp_print_model(model.model(), "mapping, cost " + std::string(to_string(model.cost())) + ", S = " + std::to_string(S) +
+                                     ", R = " + std::to_string(R) + ", D = " + std::to_string(D),
+                  os);
+  if (!a.write.empty()) ilp_write_model(model.model(), a.write, os);
+  if (a.solve.empty()) return;
+  ilp::solve_options mso = so;
+  if (a.warm_start) {
+    if (p.device_of.empty()) throw CLI::ValidationError("--warm-start needs a plan with device_of (from devplace map)");
+    mso.start = model.start(p.device_of);
+    os << "warm start      the plan's device_of, objective " << model.model().objective_value(mso.start) << " ms\n";
   }
-  require_writable({a.write, a.out});
-  const op_graph g = io::read_graph(a.graph, a.format);
-  const ilp::solve_options so{.time_limit_s = a.time_limit, .threads = a.threads};
-
-  if (a.problem == "mapping") {
-    if (a.topology.empty()) throw CLI::ValidationError("--problem mapping needs --topology");
-    if (a.plan_file.empty()) throw CLI::ValidationError("--problem mapping needs --plan (with stage_of)");
-    const matrix_topology topo = io::read_topology_json(a.topology);
-    plan p = io::read_plan_json(a.plan_file, &g);
-    const std::size_t S = p.stages, R = p.replicas, D = topo.num_devices();
-    if ((a.stages && a.stages != S) || (a.replicas && a.replicas != R))
-      throw failure("--stages/--replicas disagree with the plan (S = " + std::to_string(S) + ", R = " + std::to_string(R) + ")");
-    require_devices(S, R, D);
-    const stage_graph sg = make_stage_graph(g, p.stage_of, S, R);
-    const link_costs L(topo);
-    const cost_choice requested = parse_cost(a.cost);
-    const auto model = ilp::build_mapping_ilp(sg, L, {.cost = requested});
-    ilp_print_model(model.model(), "mapping, cost " + std::string(to_string(model.cost())) + ", S = " + std::to_string(S) +
-                                       ", R = " + std::to_string(R) + ", D = " + std::to_string(D),
-                    os);
-    if (!a.write.empty()) ilp_write_model(model.model(), a.write, os);
-    if (a.solve.empty()) return;
-    ilp::solve_options mso = so;
-    if (a.warm_start) {
-      if (p.device_of.empty()) throw CLI::ValidationError("--warm-start needs a plan with device_of (from devplace map)");
-      mso.start = model.start(p.device_of);
-      os << "warm start      the plan's device_of, objective " << model.model().objective_value(mso.start) << " ms\n";
-    }
-    const auto sol = ilp_solve(model.model(), a.solve, mso);
-    ilp_print_solution(sol, os);
-    const auto r = model.decode(sol);
-    if (r.device_of.empty())
-      throw failure("ilp mapping: no mapping (" + std::string(to_string(r.status)) + ")");
-    p.device_of = r.device_of;
-    p.mapping = mapping_summary{.objective_ms = r.objective_ms, .lower_bound_ms = r.lower_bound_ms, .cost = r.cost,
-                                .method = "ilp-" + a.solve, .optimal = r.optimal,
-                                .status = std::string(to_string(r.status)), .time_s = r.time_s};
-    if (!topo.name().empty()) p.topology = topo.name();
-    if (p.graph.empty()) p.graph = g.name();
-    os << "mapping         ilp-" << a.solve << ", cost " << r.cost << ", S = " << S << ", R = " << R << ": objective "
-       << r.objective_ms << " ms, lower bound " << r.lower_bound_ms << " ms (" << to_string(r.status)
-       << (r.optimal ? ", proved optimal" : "") << ") in " << r.time_s << " s\n";
-    os << "  stage  devices\n";
-    for (std::size_t s = 0; s < p.device_of.size(); ++s) {
-      os << "  " << std::setw(5) << s << " ";
-      for (auto d : p.device_of[s]) os << ' ' << d;
-      os << '\n';
-    }
-    if (!a.out.empty()) {
-      io::write_plan_json(p, a.out);
-      os << "written         " << a.out << '\n';
-    }
-    return;
+  const auto sol = ilp_solve(model.model(), a.solve, mso);
+  ilp_print_solution(sol, os);
+  const auto r = model.decode(sol);
+  if (r.device_of.empty())
+    throw failure("ilp mapping: no mapping (" + std::string(to_string(r.status)) + ")");
+  p.device_of = r.device_of;
+  p.mapping = mapping_summary{.objective_ms = r.objective_ms, .lower_bound_ms = r.lower_bound_ms, .cost = r.cost,
+                              .method = "ilp-" + a.solve, .optimal = r.optimal,
+                              .status = std::string(to_string(r.status)), .time_s = r.time_s};
+  if (!topo.name().empty()) p.topology = topo.name();
+  if (p.graph.empty()) p.graph = g.name();
+  os << "mapping         ilp-" << a.solve << ", cost " << r.cost << ", S = " << S << ", R = " << R << ": objective "
+     << r.objective_ms << " ms, lower bound " << r.lower_bound_ms << " ms (" << to_string(r.status)
+     << (r.optimal ? ", proved optimal" : "") << ") in " << r.time_s << " s\n";
+  os << "  stage  devices\n";
+  for (std::size_t s = 0; s < p.device_of.size(); ++s) {
+    os << "  " << std::setw(5) << s << " ";
+    for (auto d : p.device_of[s]) os << ' ' << d;
+    os << '\n';
   }
+  if (!a.out.empty()) {
+    io::write_plan_json(p, a.out);
+    os << "written         " << a.out << '\n';
+  }
+}
 
-  // partition / repair
+/// devplace ilp --problem partition|repair: the partitioning MILP, or the repair of the plan's stage_of.
+inline void run_ilp_partition(const ilp_args& a, const op_graph& g, const ilp::solve_options& so, std::ostream& os) {
   plan p;
   if (a.problem == "repair") {
     if (a.plan_file.empty()) throw CLI::ValidationError("--problem repair needs --plan (the candidate stage_of)");
@@ -213,6 +201,25 @@ inline void run_ilp(const ilp_args& a, std::ostream& os) {
     io::write_plan_json(out, a.out);
     os << "written         " << a.out << '\n';
   }
+}
+
+inline void run_ilp(const ilp_args& a, std::ostream& os) {
+  if (a.write.empty() && a.solve.empty()) throw CLI::ValidationError("nothing to do: give --write FILE and/or --solve cbc|glpk");
+  if (a.warm_start && (a.problem != "mapping" || a.solve.empty()))
+    throw CLI::ValidationError("--warm-start needs --solve and --problem mapping");
+  if (!a.write.empty()) {
+    const auto ext = std::filesystem::path(a.write).extension().string();
+    if (ext != ".lp" && ext != ".mps")
+      throw CLI::ValidationError("--write " + a.write + ": the file name must end in .lp or .mps");
+  }
+  require_writable({a.write, a.out});
+  const op_graph g = io::read_graph(a.graph, a.format);
+  const ilp::solve_options so{.time_limit_s = a.time_limit, .threads = a.threads};
+
+  if (a.problem == "mapping")
+    run_ilp_mapping(a, g, so, os);
+  else
+    run_ilp_partition(a, g, so, os);
 }
 
 void register_ilp(CLI::App& app) {

@@ -54,16 +54,94 @@ inline llm::dtype parse_llm_dtype(const std::string& s) {
   throw failure("--dtype: expected fp16, bf16 or fp8, got '" + s + "'");
 }
 
+/// The options of devplace llm plan.
+struct llm_plan_args {
+  std::string model, system, dtype = "bf16", out, svg;
+  std::int64_t gpus = 0, batch = 0, max_cp = 1, max_tp = 0, max_pp = 0, max_vp = 0, max_mb = 0;
+  std::vector<std::string> recompute;
+  std::size_t top = 1;
+  bool exact = false;
+  double time_limit = 0;
+};
+
+/// devplace llm plan: the search, the table of the best executions, and the optional files.
+inline void run_llm_plan(const llm_plan_args& a) {
+  require_writable({a.out});
+  const auto m = io::read_llm_model(a.model);
+  const auto s = io::read_llm_system(a.system);
+  llm::search_space sp;
+  sp.gpus = a.gpus;
+  sp.exact_gpus = a.exact;
+  sp.global_batch = a.batch;
+  sp.dtype = parse_llm_dtype(a.dtype);
+  sp.max_cp = a.max_cp;
+  sp.max_tp = a.max_tp;
+  sp.max_pp = a.max_pp;
+  sp.max_vp = a.max_vp;
+  sp.max_micro_batch = a.max_mb;
+  if (!a.recompute.empty()) {
+    sp.recompute.clear();
+    for (const auto& r : a.recompute) {
+      sp.recompute.push_back(r == "none" ? llm::recompute::none
+                             : r == "selective" ? llm::recompute::selective : llm::recompute::full);
+    }
+  }
+  llm::search_options o;
+  o.top_k = a.top;
+  o.time_limit_s = a.time_limit;
+  const bool tty = isatty(fileno(stderr)) != 0;
+  if (tty) o.progress = [](double f) { std::fprintf(stderr, "\rsearching: %3.0f %% of the bounds passed", 100 * f); };
+  llm::search_result r;
+  try {
+    r = llm::search_executions(m, s, sp, o);
+  } catch (const std::invalid_argument& x) {
+    throw failure(x.what());
+  }
+  if (tty) std::fprintf(stderr, "\r%50s\r", "");
+  std::printf("status          %s in %.3f s: %llu groups, %llu (group, micro-batch) bounds, %llu evaluated, %llu executions (%llu did not fit), %llu groups whose states do not fit\n",
+              std::string(to_string(r.status)).c_str(), r.seconds, static_cast<unsigned long long>(r.groups),
+              static_cast<unsigned long long>(r.pairs), static_cast<unsigned long long>(r.pairs_evaluated),
+              static_cast<unsigned long long>(r.evaluated), static_cast<unsigned long long>(r.did_not_fit),
+              static_cast<unsigned long long>(r.pruned_memory));
+  if (r.top.empty()) throw failure("no execution of " + m.name + " on " + std::to_string(a.gpus) + " GPUs fits in memory");
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    const auto& e = r.top[i].exec;
+    std::printf("%2zu  %.4f s  tp %lld pp %lld dp %lld cp %lld vp %lld mb %lld, recompute %s%s%s%s%s\n", i + 1,
+                r.top[i].eval.iteration_s, static_cast<long long>(e.tp), static_cast<long long>(e.pp),
+                static_cast<long long>(e.dp), static_cast<long long>(e.cp), static_cast<long long>(e.vp),
+                static_cast<long long>(e.micro_batch), std::string(llm::to_string(e.recompute)).c_str(),
+                e.sequence_parallel ? ", sequence parallel" : "", e.distributed_optimizer ? ", distributed optimizer" : "",
+                e.dp_overlap ? ", DP overlap" : "", e.tp_overlap ? ", TP overlap" : "");
+  }
+  std::printf("best:\n");
+  print_llm_evaluation(r.top.front().eval);
+  if (!a.svg.empty()) {
+    std::vector<viz::labelled_evaluation> rows;
+    for (std::size_t i = 0; i < r.top.size(); ++i) {
+      rows.push_back({std::to_string(i + 1) + ": " + viz::execution_label(r.top[i].exec), r.top[i].eval});
+    }
+    const std::string title = m.name + " on " + std::to_string(a.gpus) + " GPUs, batch " + std::to_string(a.batch);
+    std::filesystem::create_directories(a.svg);
+    io::atomic_write(std::filesystem::path(a.svg) / "time.svg", viz::llm_time_chart(rows, title));
+    io::atomic_write(std::filesystem::path(a.svg) / "memory.svg", viz::llm_memory_chart(rows, title));
+    std::printf("written         %s/time.svg, %s/memory.svg\n", a.svg.c_str(), a.svg.c_str());
+  }
+  if (!a.out.empty()) {
+    auto j = io::to_json(r.top.front().eval);
+    j["status"] = std::string(to_string(r.status));
+    j["execution"] = io::to_json(r.top.front().exec);
+    j["model"] = io::to_json(m);
+    j["system"] = s.name;
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& t : r.top) top.push_back({{"iteration_s", t.eval.iteration_s}, {"execution", io::to_json(t.exec)}});
+    j["top"] = top;
+    j["search"] = {{"seconds", r.seconds}, {"groups", r.groups}, {"bounds", r.pairs}, {"evaluated", r.evaluated}};
+    io::atomic_write(a.out, j.dump(2) + "\n");
+  }
+}
+
 inline void register_llm_plan(CLI::App* llm_cmd) {
-  struct args_t {
-    std::string model, system, dtype = "bf16", out, svg;
-    std::int64_t gpus = 0, batch = 0, max_cp = 1, max_tp = 0, max_pp = 0, max_vp = 0, max_mb = 0;
-    std::vector<std::string> recompute;
-    std::size_t top = 1;
-    bool exact = false;
-    double time_limit = 0;
-  };
-  auto args = std::make_shared<args_t>();
+  auto args = std::make_shared<llm_plan_args>();
   auto* pl = llm_cmd->add_subcommand("plan", "The fastest execution on N GPUs that fits, proved optimal over the space");
   pl->add_option("--model", args->model, "Model (devplace.llm-model/1 or Calculon's model JSON)")->required();
   pl->add_option("--system", args->system, "System (devplace.llm-system/1 or Calculon's system JSON)")->required();
@@ -82,80 +160,7 @@ inline void register_llm_plan(CLI::App* llm_cmd) {
   pl->add_option("--time-limit", args->time_limit, "Stop after this many seconds (status time_limit)")->check(seconds_validator());
   pl->add_option("--out", args->out, "Write the best execution's result (devplace.llm-result/1 with status and execution)");
   pl->add_option("--svg", args->svg, "Write time.svg and memory.svg of the top executions into this directory");
-  pl->callback([args] {
-    require_writable({args->out});
-    const auto m = io::read_llm_model(args->model);
-    const auto s = io::read_llm_system(args->system);
-    llm::search_space sp;
-    sp.gpus = args->gpus;
-    sp.exact_gpus = args->exact;
-    sp.global_batch = args->batch;
-    sp.dtype = parse_llm_dtype(args->dtype);
-    sp.max_cp = args->max_cp;
-    sp.max_tp = args->max_tp;
-    sp.max_pp = args->max_pp;
-    sp.max_vp = args->max_vp;
-    sp.max_micro_batch = args->max_mb;
-    if (!args->recompute.empty()) {
-      sp.recompute.clear();
-      for (const auto& r : args->recompute) {
-        sp.recompute.push_back(r == "none" ? llm::recompute::none
-                               : r == "selective" ? llm::recompute::selective : llm::recompute::full);
-      }
-    }
-    llm::search_options o;
-    o.top_k = args->top;
-    o.time_limit_s = args->time_limit;
-    const bool tty = isatty(fileno(stderr)) != 0;
-    if (tty) o.progress = [](double f) { std::fprintf(stderr, "\rsearching: %3.0f %% of the bounds passed", 100 * f); };
-    llm::search_result r;
-    try {
-      r = llm::search_executions(m, s, sp, o);
-    } catch (const std::invalid_argument& x) {
-      throw failure(x.what());
-    }
-    if (tty) std::fprintf(stderr, "\r%50s\r", "");
-    std::printf("status          %s in %.3f s: %llu groups, %llu (group, micro-batch) bounds, %llu evaluated, %llu executions (%llu did not fit), %llu groups whose states do not fit\n",
-                std::string(to_string(r.status)).c_str(), r.seconds, static_cast<unsigned long long>(r.groups),
-                static_cast<unsigned long long>(r.pairs), static_cast<unsigned long long>(r.pairs_evaluated),
-                static_cast<unsigned long long>(r.evaluated), static_cast<unsigned long long>(r.did_not_fit),
-                static_cast<unsigned long long>(r.pruned_memory));
-    if (r.top.empty()) throw failure("no execution of " + m.name + " on " + std::to_string(args->gpus) + " GPUs fits in memory");
-    for (std::size_t i = 0; i < r.top.size(); ++i) {
-      const auto& e = r.top[i].exec;
-      std::printf("%2zu  %.4f s  tp %lld pp %lld dp %lld cp %lld vp %lld mb %lld, recompute %s%s%s%s%s\n", i + 1,
-                  r.top[i].eval.iteration_s, static_cast<long long>(e.tp), static_cast<long long>(e.pp),
-                  static_cast<long long>(e.dp), static_cast<long long>(e.cp), static_cast<long long>(e.vp),
-                  static_cast<long long>(e.micro_batch), std::string(llm::to_string(e.recompute)).c_str(),
-                  e.sequence_parallel ? ", sequence parallel" : "", e.distributed_optimizer ? ", distributed optimizer" : "",
-                  e.dp_overlap ? ", DP overlap" : "", e.tp_overlap ? ", TP overlap" : "");
-    }
-    std::printf("best:\n");
-    print_llm_evaluation(r.top.front().eval);
-    if (!args->svg.empty()) {
-      std::vector<viz::labelled_evaluation> rows;
-      for (std::size_t i = 0; i < r.top.size(); ++i) {
-        rows.push_back({std::to_string(i + 1) + ": " + viz::execution_label(r.top[i].exec), r.top[i].eval});
-      }
-      const std::string title = m.name + " on " + std::to_string(args->gpus) + " GPUs, batch " + std::to_string(args->batch);
-      std::filesystem::create_directories(args->svg);
-      io::atomic_write(std::filesystem::path(args->svg) / "time.svg", viz::llm_time_chart(rows, title));
-      io::atomic_write(std::filesystem::path(args->svg) / "memory.svg", viz::llm_memory_chart(rows, title));
-      std::printf("written         %s/time.svg, %s/memory.svg\n", args->svg.c_str(), args->svg.c_str());
-    }
-    if (!args->out.empty()) {
-      auto j = io::to_json(r.top.front().eval);
-      j["status"] = std::string(to_string(r.status));
-      j["execution"] = io::to_json(r.top.front().exec);
-      j["model"] = io::to_json(m);
-      j["system"] = s.name;
-      nlohmann::json top = nlohmann::json::array();
-      for (const auto& t : r.top) top.push_back({{"iteration_s", t.eval.iteration_s}, {"execution", io::to_json(t.exec)}});
-      j["top"] = top;
-      j["search"] = {{"seconds", r.seconds}, {"groups", r.groups}, {"bounds", r.pairs}, {"evaluated", r.evaluated}};
-      io::atomic_write(args->out, j.dump(2) + "\n");
-    }
-  });
+  pl->callback([args] { run_llm_plan(*args); });
 }
 
 inline void register_llm_balance(CLI::App* llm_cmd) {

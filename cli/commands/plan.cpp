@@ -43,16 +43,117 @@ inline void print_plan_progress(const plan_search_progress& p) {
   std::fflush(stderr);
 }
 
+/// The options of devplace plan.
+struct plan_args {
+  std::string graph, format = "auto", topology, schedule = "gpipe", out, svg, trace;
+  bool no_recompute = false, no_prune = false, quiet = false;
+  std::string cost = "iteration";
+  double dp_bucket_mb = 0;
+  std::vector<std::size_t> virtual_stages;
+  plan_search_options o;
+};
+
+/// One row per configuration searched: its outcome, and for a feasible one its partition,
+/// mapping and simulated iteration (and how it compares with the CS and p2p maps).
+inline void print_plan_candidates(const plan_search_result& r, bool interleaved) {
+  for (const auto& c : r.candidates) {
+    std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << (c.general ? "J(2)" : std::to_string(c.replicas));
+    if (interleaved) std::cout << std::setw(5) << c.virtual_stages;
+    std::cout << "  " << std::left << std::setw(10) << to_string(c.outcome) << std::right;
+    if (c.outcome == config_outcome::pruned) {
+      std::cout << "  bound " << std::fixed << std::setprecision(1) << c.bound_samples_per_s << " samples/s < best ("
+                << c.reason << ")\n" << std::defaultfloat << std::setprecision(6);
+      continue;
+    }
+    if (c.status != status::feasible) {
+      std::cout << "  " << c.reason << '\n';
+      continue;
+    }
+    std::cout << std::fixed << std::setprecision(3) << std::setw(14) << c.partition_ms << std::setw(13) << c.mapping_ms
+              << std::setw(9) << (c.mapping_optimal ? "yes" : "no") << std::setw(14) << c.iteration_ms << std::setw(12)
+              << c.samples_per_s << std::setw(7) << std::setprecision(2) << c.samples_per_s / c.cs_samples_per_s << "x"
+              << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x" << std::defaultfloat << std::setprecision(6);
+    if (c.general) {
+      std::cout << "  R_s =";
+      for (auto x : c.stage_replicas) std::cout << ' ' << x;
+    }
+    std::cout << '\n';
+  }
+  for (const auto& c : r.candidates)
+    if (c.status == status::feasible && c.result.mapping && c.result.mapping->status == "time_limit")
+      std::cout << "time limit      S = " << c.stages << ", " << replicas_text(c.result)
+                << ": the mapper hit --map-timeout; this configuration's mapping (and so the plan) may change with the machine's speed\n";
+}
+
+/// devplace plan: the search, its table, the chosen plan and the optional files.
+inline void run_plan(plan_args& a) {
+  require_writable({a.out, a.trace});
+  if (!a.svg.empty())
+    for (const auto& f : picture_paths(a.svg)) require_writable({f});
+  const op_graph g = io::read_graph(a.graph, a.format);
+  const matrix_topology t = io::read_topology_json(a.topology, mapper_device_limit);
+  a.o.schedule = a.schedule == "1f1b"          ? pipeline_schedule::one_f_one_b
+                 : a.schedule == "interleaved" ? pipeline_schedule::interleaved
+                                               : pipeline_schedule::gpipe;
+  if (!a.virtual_stages.empty() && a.o.schedule != pipeline_schedule::interleaved)
+    throw CLI::ValidationError("--virtual-stages", "needs --schedule interleaved");
+  if (!a.virtual_stages.empty()) a.o.virtual_stages = a.virtual_stages;
+  const bool interleaved = a.o.schedule == pipeline_schedule::interleaved;
+  a.o.recompute = !a.no_recompute;
+  a.o.dp_bucket_bytes = a.dp_bucket_mb * 1048576.0;
+  a.o.iteration_mapping = a.cost == "iteration";
+  a.o.cost = a.o.iteration_mapping ? cost_choice::combined : parse_cost(a.cost);
+  a.o.prune = !a.no_prune;
+  const bool progress = !a.quiet && isatty(fileno(stderr));
+  if (progress) a.o.progress = print_plan_progress;
+  const auto r = search_plan(g, t, a.o);
+  if (progress) std::cerr << "\r\033[K" << std::flush;
+  std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
+            << t.num_devices() << " devices), MB = " << a.o.micro_batches << ", " << a.schedule << "\n"
+            << "      S    R" << (interleaved ? "    v" : "")
+            << "  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
+  print_plan_candidates(r, interleaved);
+  std::size_t count[3] = {0, 0, 0};
+  for (const auto& c : r.candidates) ++count[static_cast<int>(c.outcome)];
+  std::cout << "search          " << r.candidates.size() << " configurations: " << count[0] << " explored, " << count[1]
+            << " pruned, " << count[2] << " infeasible" << (a.o.prune ? "" : " (--no-prune)") << '\n';
+  if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
+  const auto& best = r.candidates[r.best];
+  const plan& p = best.result;
+  std::cout << "chosen          S = " << pipeline_ranks(p) << ", " << replicas_text(p) << ": " << simulation_line(p) << " ("
+            << std::setprecision(3) << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
+            << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
+            << std::setprecision(6)
+            << (p.virtual_stages > 1 ? "  chunk" : "  stage") << "  operators  time ms  devices\n";
+  std::vector<std::size_t> size(p.stages, 0);
+  for (auto x : p.stage_of) ++size[x];
+  for (std::size_t s = 0; s < p.stages; ++s) {
+    std::cout << "  " << std::setw(5) << s << "  " << std::setw(9) << size[s] << "  " << std::setw(7)
+              << std::setprecision(4) << p.partition->stage_time_ms[s] << "  ";
+    for (auto d : p.device_of[s]) std::cout << d << (t.device_names().empty() ? "" : "=" + t.device_names()[d]) << ' ';
+    std::cout << '\n';
+  }
+  if (!a.out.empty()) {
+    io::write_plan_json(p, a.out);
+    std::cout << "written         " << a.out << '\n';
+  }
+  if (!a.svg.empty() || !a.trace.empty()) {
+    const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
+    const auto so = simulation_options_of(p);
+    const auto sim = simulate(model, t, so);  // ragged rows with stage_replicas
+    if (!a.svg.empty()) {
+      write_pictures(a.svg, g, t, p, model, sim, so);
+      std::cout << "written         " << picture_paths(a.svg)[0] << ", heatmap.svg, stage_graph.svg\n";
+    }
+    if (!a.trace.empty()) {
+      write_trace(a.trace, g, t, p, model, sim, so);
+      std::cout << "written         " << a.trace << " (Chrome Trace Event format)\n";
+    }
+  }
+}
+
 void register_plan(CLI::App& app) {
-  struct args_t {
-    std::string graph, format = "auto", topology, schedule = "gpipe", out, svg, trace;
-    bool no_recompute = false, no_prune = false, quiet = false;
-    std::string cost = "iteration";
-    double dp_bucket_mb = 0;
-    std::vector<std::size_t> virtual_stages;
-    plan_search_options o;
-  };
-  auto a = std::make_shared<args_t>();
+  auto a = std::make_shared<plan_args>();
   auto* cmd = app.add_subcommand("plan", "Search (S, R), partition, map and simulate: the whole flow");
   cmd->add_option("--graph", a->graph, "Graph file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--format", a->format, "Graph format")
@@ -95,97 +196,7 @@ void register_plan(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--trace", a->trace,
                   "Write the chosen plan's simulated iteration here in the Chrome Trace Event format (Perfetto, chrome://tracing)");
-  cmd->callback([a] {
-    require_writable({a->out, a->trace});
-    if (!a->svg.empty())
-      for (const auto& f : picture_paths(a->svg)) require_writable({f});
-    const op_graph g = io::read_graph(a->graph, a->format);
-    const matrix_topology t = io::read_topology_json(a->topology, mapper_device_limit);
-    a->o.schedule = a->schedule == "1f1b"          ? pipeline_schedule::one_f_one_b
-                    : a->schedule == "interleaved" ? pipeline_schedule::interleaved
-                                                   : pipeline_schedule::gpipe;
-    if (!a->virtual_stages.empty() && a->o.schedule != pipeline_schedule::interleaved)
-      throw CLI::ValidationError("--virtual-stages", "needs --schedule interleaved");
-    if (!a->virtual_stages.empty()) a->o.virtual_stages = a->virtual_stages;
-    const bool interleaved = a->o.schedule == pipeline_schedule::interleaved;
-    a->o.recompute = !a->no_recompute;
-    a->o.dp_bucket_bytes = a->dp_bucket_mb * 1048576.0;
-    a->o.iteration_mapping = a->cost == "iteration";
-    a->o.cost = a->o.iteration_mapping ? cost_choice::combined : parse_cost(a->cost);
-    a->o.prune = !a->no_prune;
-    const bool progress = !a->quiet && isatty(fileno(stderr));
-    if (progress) a->o.progress = print_plan_progress;
-    const auto r = search_plan(g, t, a->o);
-    if (progress) std::cerr << "\r\033[K" << std::flush;
-    std::cout << "plan            " << g.name() << " (" << g.num_vertices() << " operators) on " << t.name() << " ("
-              << t.num_devices() << " devices), MB = " << a->o.micro_batches << ", " << a->schedule << "\n"
-              << "      S    R" << (interleaved ? "    v" : "")
-              << "  outcome     partition ms   mapping ms  optimal  iteration ms   samples/s   vs CS   vs p2p\n";
-    for (const auto& c : r.candidates) {
-      std::cout << "  " << std::setw(5) << c.stages << std::setw(5) << (c.general ? "J(2)" : std::to_string(c.replicas));
-      if (interleaved) std::cout << std::setw(5) << c.virtual_stages;
-      std::cout << "  " << std::left << std::setw(10) << to_string(c.outcome) << std::right;
-      if (c.outcome == config_outcome::pruned) {
-        std::cout << "  bound " << std::fixed << std::setprecision(1) << c.bound_samples_per_s << " samples/s < best ("
-                  << c.reason << ")\n" << std::defaultfloat << std::setprecision(6);
-        continue;
-      }
-      if (c.status != status::feasible) {
-        std::cout << "  " << c.reason << '\n';
-        continue;
-      }
-      std::cout << std::fixed << std::setprecision(3) << std::setw(14) << c.partition_ms << std::setw(13) << c.mapping_ms
-                << std::setw(9) << (c.mapping_optimal ? "yes" : "no") << std::setw(14) << c.iteration_ms << std::setw(12)
-                << c.samples_per_s << std::setw(7) << std::setprecision(2) << c.samples_per_s / c.cs_samples_per_s << "x"
-                << std::setw(8) << c.samples_per_s / c.p2p_samples_per_s << "x" << std::defaultfloat << std::setprecision(6);
-      if (c.general) {
-        std::cout << "  R_s =";
-        for (auto x : c.stage_replicas) std::cout << ' ' << x;
-      }
-      std::cout << '\n';
-    }
-    for (const auto& c : r.candidates)
-      if (c.status == status::feasible && c.result.mapping && c.result.mapping->status == "time_limit")
-        std::cout << "time limit      S = " << c.stages << ", " << replicas_text(c.result)
-                  << ": the mapper hit --map-timeout; this configuration's mapping (and so the plan) may change with the machine's speed\n";
-    std::size_t count[3] = {0, 0, 0};
-    for (const auto& c : r.candidates) ++count[static_cast<int>(c.outcome)];
-    std::cout << "search          " << r.candidates.size() << " configurations: " << count[0] << " explored, " << count[1]
-              << " pruned, " << count[2] << " infeasible" << (a->o.prune ? "" : " (--no-prune)") << '\n';
-    if (r.status != status::feasible) throw failure("no configuration of " + g.name() + " fits on " + t.name());
-    const auto& best = r.candidates[r.best];
-    const plan& p = best.result;
-    std::cout << "chosen          S = " << pipeline_ranks(p) << ", " << replicas_text(p) << ": " << simulation_line(p) << " ("
-              << std::setprecision(3) << best.samples_per_s / best.cs_samples_per_s << "x CS map, "
-              << best.samples_per_s / best.p2p_samples_per_s << "x p2p map), search " << r.time_s << " s\n"
-              << std::setprecision(6)
-              << (p.virtual_stages > 1 ? "  chunk" : "  stage") << "  operators  time ms  devices\n";
-    std::vector<std::size_t> size(p.stages, 0);
-    for (auto x : p.stage_of) ++size[x];
-    for (std::size_t s = 0; s < p.stages; ++s) {
-      std::cout << "  " << std::setw(5) << s << "  " << std::setw(9) << size[s] << "  " << std::setw(7)
-                << std::setprecision(4) << p.partition->stage_time_ms[s] << "  ";
-      for (auto d : p.device_of[s]) std::cout << d << (t.device_names().empty() ? "" : "=" + t.device_names()[d]) << ' ';
-      std::cout << '\n';
-    }
-    if (!a->out.empty()) {
-      io::write_plan_json(p, a->out);
-      std::cout << "written         " << a->out << '\n';
-    }
-    if (!a->svg.empty() || !a->trace.empty()) {
-      const auto model = make_pipeline_model(g, p.stage_of, p.stages, p.device_of);
-      const auto so = simulation_options_of(p);
-      const auto sim = simulate(model, t, so);  // ragged rows with stage_replicas
-      if (!a->svg.empty()) {
-        write_pictures(a->svg, g, t, p, model, sim, so);
-        std::cout << "written         " << picture_paths(a->svg)[0] << ", heatmap.svg, stage_graph.svg\n";
-      }
-      if (!a->trace.empty()) {
-        write_trace(a->trace, g, t, p, model, sim, so);
-        std::cout << "written         " << a->trace << " (Chrome Trace Event format)\n";
-      }
-    }
-  });
+  cmd->callback([a] { run_plan(*a); });
 }
 
 }  // namespace devplace::cli

@@ -54,6 +54,172 @@ inline void read_virtual_stages(const reader& r, const nlohmann::json& doc, plan
                                               std::to_string(s % ranks) + ")");
 }
 
+/// An optional number, string or flag `key` of object `o` (at JSON pointer `base`); 0, "" or
+/// false when absent.
+inline double plan_number(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+  const auto* x = reader::optional(o, key);
+  return x ? r.number(*x, child(base, key)) : 0.0;
+}
+inline std::string plan_string(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+  const auto* x = reader::optional(o, key);
+  return x ? r.string(*x, child(base, key)) : std::string();
+}
+inline bool plan_flag(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+  const auto* x = reader::optional(o, key);
+  return x ? r.boolean(*x, child(base, key)) : false;
+}
+
+/// Per-stage replica counts (a general-DP plan): S counts >= 1, the largest equal to `replicas`.
+inline void read_stage_replicas(const reader& r, const nlohmann::json& x, plan& p) {
+  const auto& a = r.array(x, "/stage_replicas");
+  if (a.size() != p.stages)
+    r.fail("/stage_replicas", "expected " + std::to_string(p.stages) + " entries (one per stage), got " +
+                                  std::to_string(a.size()));
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const auto c = r.count(a[k], detail::child("/stage_replicas", k));
+    if (c == 0) r.fail(detail::child("/stage_replicas", k), "expected an integer >= 1");
+    p.stage_replicas.push_back(static_cast<std::size_t>(c));
+    largest = std::max(largest, p.stage_replicas.back());
+  }
+  if (largest != p.replicas)
+    r.fail("/replicas", "expected " + std::to_string(largest) + " (the largest of stage_replicas), got " +
+                            std::to_string(p.replicas));
+}
+
+/// One stage_of entry per operator of `g`, and no edge from a higher stage to a lower one.
+inline void check_plan_against(const reader& r, const op_graph& g, const plan& p) {
+  if (p.stage_of.size() != g.num_vertices())
+    r.fail("/stage_of", "expected " + std::to_string(g.num_vertices()) + " entries (one per operator of the graph), got " +
+                            std::to_string(p.stage_of.size()));
+  for (std::size_t u = 0; u < g.num_vertices(); ++u)
+    for (auto v : g.out_edges(u))
+      if (p.stage_of[u] > p.stage_of[v])
+        r.fail(detail::child("/stage_of", v), "edge " + std::to_string(g.op(u).id) + " -> " + std::to_string(g.op(v).id) +
+                                                  " runs from stage " + std::to_string(p.stage_of[u]) + " back to stage " +
+                                                  std::to_string(p.stage_of[v]));
+}
+
+/// S rows of device ids, row s with one id per replica of stage s, no device used twice; with
+/// virtual_stages v > 1, rows S/v and on repeat the row S/v above.
+inline void read_device_of(const reader& r, const nlohmann::json& dof, plan& p) {
+  r.array(dof, "/device_of");
+  if (dof.size() != p.stages)
+    r.fail("/device_of", "expected " + std::to_string(p.stages) + " rows (one per stage), got " + std::to_string(dof.size()));
+  std::set<std::uint64_t> used;
+  const std::size_t ranks = pipeline_ranks(p);
+  for (std::size_t s = 0; s < p.stages; ++s) {
+    const std::string rp = detail::child("/device_of", s);
+    r.array(dof[s], rp);
+    const std::size_t want = p.stage_replicas.empty() ? p.replicas : p.stage_replicas[s];
+    if (dof[s].size() != want)
+      r.fail(rp, "expected " + std::to_string(want) + " device ids (one per replica" +
+                     (p.stage_replicas.empty() ? std::string() : " of stage_replicas[" + std::to_string(s) + "]") +
+                     "), got " + std::to_string(dof[s].size()));
+    std::vector<std::size_t> row;
+    for (std::size_t k = 0; k < want; ++k) {
+      const auto d = r.count(dof[s][k], detail::child(rp, k));
+      if (s < ranks && !used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
+      row.push_back(static_cast<std::size_t>(d));
+    }
+    if (s >= ranks && row != p.device_of[s - ranks])
+      r.fail(rp, "expected the devices of row " + std::to_string(s - ranks) + " (with virtual_stages = " +
+                     std::to_string(p.virtual_stages) + ", chunk " + std::to_string(s) + " runs on pipeline rank " +
+                     std::to_string(s % ranks) + ")");
+    p.device_of.push_back(std::move(row));
+  }
+}
+
+inline plan_settings read_plan_settings(const reader& r, const nlohmann::json& x) {
+  r.object(x, "/settings");
+  plan_settings st;
+  if (const auto* v = detail::reader::optional(x, "micro_batch_size")) {
+    st.micro_batch_size = r.number(*v, "/settings/micro_batch_size");
+    if (!(st.micro_batch_size > 0)) r.fail("/settings/micro_batch_size", "expected a number > 0");
+  }
+  if (const auto* v = detail::reader::optional(x, "schedule")) {
+    st.schedule = r.string(*v, "/settings/schedule");
+    if (st.schedule != "gpipe" && st.schedule != "1f1b" && st.schedule != "interleaved")
+      r.fail("/settings/schedule", "expected \"gpipe\", \"1f1b\" or \"interleaved\"");
+  }
+  st.recompute = plan_flag(r, x, "recompute", "/settings");
+  st.blocking_sends = plan_flag(r, x, "blocking_sends", "/settings");
+  if (const auto* v = detail::reader::optional(x, "phase1_bandwidth_gbps")) {
+    st.phase1_bandwidth_gbps = r.number(*v, "/settings/phase1_bandwidth_gbps");
+    if (!(st.phase1_bandwidth_gbps > 0)) r.fail("/settings/phase1_bandwidth_gbps", "expected a number > 0");
+  }
+  if (const auto* v = detail::reader::optional(x, "cost")) {
+    st.cost = r.string(*v, "/settings/cost");
+    if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined" && st.cost != "iteration")
+      r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
+  }
+  if (const auto* v = detail::reader::optional(x, "dp_bucket_bytes")) {
+    st.dp_bucket_bytes = r.number(*v, "/settings/dp_bucket_bytes");
+    if (!(st.dp_bucket_bytes >= 0) || !std::isfinite(st.dp_bucket_bytes))
+      r.fail("/settings/dp_bucket_bytes", "expected a number >= 0");
+  }
+  return st;
+}
+
+inline partition_summary read_partition_summary(const reader& r, const nlohmann::json& x) {
+  r.object(x, "/partition");
+  partition_summary ps;
+  ps.objective_ms = plan_number(r, x, "objective_ms", "/partition");
+  if (const auto* t = detail::reader::optional(x, "stage_time_ms")) {
+    r.array(*t, "/partition/stage_time_ms");
+    for (std::size_t k = 0; k < t->size(); ++k) ps.stage_time_ms.push_back(r.number((*t)[k], detail::child("/partition/stage_time_ms", k)));
+  }
+  if (const auto* t = detail::reader::optional(x, "stage_memory_bytes")) {
+    r.array(*t, "/partition/stage_memory_bytes");
+    for (std::size_t k = 0; k < t->size(); ++k)
+      ps.stage_memory_bytes.push_back(r.number((*t)[k], detail::child("/partition/stage_memory_bytes", k)));
+  }
+  ps.method = plan_string(r, x, "method", "/partition");
+  ps.optimal = plan_flag(r, x, "optimal", "/partition");
+  ps.status = plan_string(r, x, "status", "/partition");
+  ps.time_s = plan_number(r, x, "time_s", "/partition");
+  if (const auto* steps = detail::reader::optional(x, "steps")) {
+    r.array(*steps, "/partition/steps");
+    for (std::size_t k = 0; k < steps->size(); ++k) {
+      const std::string sp = detail::child("/partition/steps", k);
+      const auto& o = r.object((*steps)[k], sp);
+      partition_step st;
+      st.name = plan_string(r, o, "name", sp);
+      st.alpha = plan_number(r, o, "alpha", sp);
+      if (const auto* c = detail::reader::optional(o, "clusters")) st.clusters = r.count(*c, sp + "/clusters");
+      st.objective_ms = plan_number(r, o, "objective_ms", sp);
+      st.time_s = plan_number(r, o, "time_s", sp);
+      st.status = plan_string(r, o, "status", sp);
+      ps.steps.push_back(std::move(st));
+    }
+  }
+  return ps;
+}
+
+inline mapping_summary read_mapping_summary(const reader& r, const nlohmann::json& x) {
+  r.object(x, "/mapping");
+  mapping_summary m;
+  m.objective_ms = plan_number(r, x, "objective_ms", "/mapping");
+  m.lower_bound_ms = plan_number(r, x, "lower_bound_ms", "/mapping");
+  m.cost = plan_string(r, x, "cost", "/mapping");
+  m.method = plan_string(r, x, "method", "/mapping");
+  m.optimal = plan_flag(r, x, "optimal", "/mapping");
+  if (const auto* n = detail::reader::optional(x, "nodes_explored")) m.nodes_explored = r.count(*n, "/mapping/nodes_explored");
+  m.status = plan_string(r, x, "status", "/mapping");
+  m.time_s = plan_number(r, x, "time_s", "/mapping");
+  return m;
+}
+
+inline simulation_summary read_simulation_summary(const reader& r, const nlohmann::json& x) {
+  r.object(x, "/simulation");
+  simulation_summary s;
+  s.schedule = plan_string(r, x, "schedule", "/simulation");
+  s.iteration_ms = plan_number(r, x, "iteration_ms", "/simulation");
+  s.samples_per_s = plan_number(r, x, "samples_per_s", "/simulation");
+  s.bubble_fraction = plan_number(r, x, "bubble_fraction", "/simulation");
+  return s;
+}
+
 }  // namespace detail
 
 inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, const op_graph* g = nullptr) {
@@ -75,23 +241,7 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
                           " operators in stage_of (every stage holds at least one operator)");
   if (p.replicas > max_plan_replicas)
     r.fail("/replicas", std::to_string(p.replicas) + " replicas: more than " + std::to_string(max_plan_replicas));
-  if (const auto* x = detail::reader::optional(doc, "stage_replicas")) {
-    // Per-stage replica counts (a general-DP plan): S counts >= 1, the largest equal to `replicas`.
-    const auto& a = r.array(*x, "/stage_replicas");
-    if (a.size() != p.stages)
-      r.fail("/stage_replicas", "expected " + std::to_string(p.stages) + " entries (one per stage), got " +
-                                    std::to_string(a.size()));
-    std::size_t largest = 0;
-    for (std::size_t k = 0; k < a.size(); ++k) {
-      const auto c = r.count(a[k], detail::child("/stage_replicas", k));
-      if (c == 0) r.fail(detail::child("/stage_replicas", k), "expected an integer >= 1");
-      p.stage_replicas.push_back(static_cast<std::size_t>(c));
-      largest = std::max(largest, p.stage_replicas.back());
-    }
-    if (largest != p.replicas)
-      r.fail("/replicas", "expected " + std::to_string(largest) + " (the largest of stage_replicas), got " +
-                              std::to_string(p.replicas));
-  }
+  if (const auto* x = detail::reader::optional(doc, "stage_replicas")) detail::read_stage_replicas(r, *x, p);
   if (const auto* x = detail::reader::optional(doc, "micro_batches")) {
     p.micro_batches = static_cast<std::size_t>(r.count(*x, "/micro_batches"));
     if (p.micro_batches == 0) r.fail("/micro_batches", "expected an integer >= 1");
@@ -104,145 +254,17 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
                                                 std::to_string(p.stages) + ")");
     p.stage_of.push_back(static_cast<std::size_t>(s));
   }
-  if (g) {
-    if (p.stage_of.size() != g->num_vertices())
-      r.fail("/stage_of", "expected " + std::to_string(g->num_vertices()) + " entries (one per operator of the graph), got " +
-                              std::to_string(p.stage_of.size()));
-    for (std::size_t u = 0; u < g->num_vertices(); ++u)
-      for (auto v : g->out_edges(u))
-        if (p.stage_of[u] > p.stage_of[v])
-          r.fail(detail::child("/stage_of", v), "edge " + std::to_string(g->op(u).id) + " -> " + std::to_string(g->op(v).id) +
-                                                    " runs from stage " + std::to_string(p.stage_of[u]) + " back to stage " +
-                                                    std::to_string(p.stage_of[v]));
-  }
-  if (const auto* dof = detail::reader::optional(doc, "device_of")) {
-    r.array(*dof, "/device_of");
-    if (dof->size() != p.stages)
-      r.fail("/device_of", "expected " + std::to_string(p.stages) + " rows (one per stage), got " + std::to_string(dof->size()));
-    std::set<std::uint64_t> used;
-    const std::size_t ranks = pipeline_ranks(p);
-    for (std::size_t s = 0; s < p.stages; ++s) {
-      const std::string rp = detail::child("/device_of", s);
-      r.array((*dof)[s], rp);
-      const std::size_t want = p.stage_replicas.empty() ? p.replicas : p.stage_replicas[s];
-      if ((*dof)[s].size() != want)
-        r.fail(rp, "expected " + std::to_string(want) + " device ids (one per replica" +
-                       (p.stage_replicas.empty() ? std::string() : " of stage_replicas[" + std::to_string(s) + "]") +
-                       "), got " + std::to_string((*dof)[s].size()));
-      std::vector<std::size_t> row;
-      for (std::size_t k = 0; k < want; ++k) {
-        const auto d = r.count((*dof)[s][k], detail::child(rp, k));
-        if (s < ranks && !used.insert(d).second) r.fail(detail::child(rp, k), "device " + std::to_string(d) + " is used twice");
-        row.push_back(static_cast<std::size_t>(d));
-      }
-      if (s >= ranks && row != p.device_of[s - ranks])
-        r.fail(rp, "expected the devices of row " + std::to_string(s - ranks) + " (with virtual_stages = " +
-                       std::to_string(p.virtual_stages) + ", chunk " + std::to_string(s) + " runs on pipeline rank " +
-                       std::to_string(s % ranks) + ")");
-      p.device_of.push_back(std::move(row));
-    }
-  }
-  auto num = [&](const nlohmann::json& o, const char* key, const std::string& base) -> double {
-    const auto* x = detail::reader::optional(o, key);
-    return x ? r.number(*x, detail::child(base, key)) : 0.0;
-  };
-  auto str = [&](const nlohmann::json& o, const char* key, const std::string& base) -> std::string {
-    const auto* x = detail::reader::optional(o, key);
-    return x ? r.string(*x, detail::child(base, key)) : std::string();
-  };
-  auto flag = [&](const nlohmann::json& o, const char* key, const std::string& base) -> bool {
-    const auto* x = detail::reader::optional(o, key);
-    return x ? r.boolean(*x, detail::child(base, key)) : false;
-  };
+  if (g) detail::check_plan_against(r, *g, p);
+  if (const auto* dof = detail::reader::optional(doc, "device_of")) detail::read_device_of(r, *dof, p);
   if (const auto* x = detail::reader::optional(doc, "settings")) {
-    r.object(*x, "/settings");
-    plan_settings st;
-    if (const auto* v = detail::reader::optional(*x, "micro_batch_size")) {
-      st.micro_batch_size = r.number(*v, "/settings/micro_batch_size");
-      if (!(st.micro_batch_size > 0)) r.fail("/settings/micro_batch_size", "expected a number > 0");
-    }
-    if (const auto* v = detail::reader::optional(*x, "schedule")) {
-      st.schedule = r.string(*v, "/settings/schedule");
-      if (st.schedule != "gpipe" && st.schedule != "1f1b" && st.schedule != "interleaved")
-        r.fail("/settings/schedule", "expected \"gpipe\", \"1f1b\" or \"interleaved\"");
-    }
-    if (p.virtual_stages > 1 && st.schedule != "interleaved")
+    p.settings = detail::read_plan_settings(r, *x);
+    if (p.virtual_stages > 1 && p.settings.schedule != "interleaved")
       r.fail("/settings/schedule", "expected \"interleaved\" (virtual_stages = " + std::to_string(p.virtual_stages) +
-                                       " runs several chunks per device), got \"" + st.schedule + "\"");
-    st.recompute = flag(*x, "recompute", "/settings");
-    st.blocking_sends = flag(*x, "blocking_sends", "/settings");
-    if (const auto* v = detail::reader::optional(*x, "phase1_bandwidth_gbps")) {
-      st.phase1_bandwidth_gbps = r.number(*v, "/settings/phase1_bandwidth_gbps");
-      if (!(st.phase1_bandwidth_gbps > 0)) r.fail("/settings/phase1_bandwidth_gbps", "expected a number > 0");
-    }
-    if (const auto* v = detail::reader::optional(*x, "cost")) {
-      st.cost = r.string(*v, "/settings/cost");
-      if (st.cost != "auto" && st.cost != "p2p" && st.cost != "allreduce" && st.cost != "combined" && st.cost != "iteration")
-        r.fail("/settings/cost", "expected \"auto\", \"p2p\", \"allreduce\", \"combined\" or \"iteration\"");
-    }
-    if (const auto* v = detail::reader::optional(*x, "dp_bucket_bytes")) {
-      st.dp_bucket_bytes = r.number(*v, "/settings/dp_bucket_bytes");
-      if (!(st.dp_bucket_bytes >= 0) || !std::isfinite(st.dp_bucket_bytes))
-        r.fail("/settings/dp_bucket_bytes", "expected a number >= 0");
-    }
-    p.settings = std::move(st);
+                                       " runs several chunks per device), got \"" + p.settings.schedule + "\"");
   }
-  if (const auto* x = detail::reader::optional(doc, "partition")) {
-    r.object(*x, "/partition");
-    partition_summary ps;
-    ps.objective_ms = num(*x, "objective_ms", "/partition");
-    if (const auto* t = detail::reader::optional(*x, "stage_time_ms")) {
-      r.array(*t, "/partition/stage_time_ms");
-      for (std::size_t k = 0; k < t->size(); ++k) ps.stage_time_ms.push_back(r.number((*t)[k], detail::child("/partition/stage_time_ms", k)));
-    }
-    if (const auto* t = detail::reader::optional(*x, "stage_memory_bytes")) {
-      r.array(*t, "/partition/stage_memory_bytes");
-      for (std::size_t k = 0; k < t->size(); ++k)
-        ps.stage_memory_bytes.push_back(r.number((*t)[k], detail::child("/partition/stage_memory_bytes", k)));
-    }
-    ps.method = str(*x, "method", "/partition");
-    ps.optimal = flag(*x, "optimal", "/partition");
-    ps.status = str(*x, "status", "/partition");
-    ps.time_s = num(*x, "time_s", "/partition");
-    if (const auto* steps = detail::reader::optional(*x, "steps")) {
-      r.array(*steps, "/partition/steps");
-      for (std::size_t k = 0; k < steps->size(); ++k) {
-        const std::string sp = detail::child("/partition/steps", k);
-        const auto& o = r.object((*steps)[k], sp);
-        partition_step st;
-        st.name = str(o, "name", sp);
-        st.alpha = num(o, "alpha", sp);
-        if (const auto* c = detail::reader::optional(o, "clusters")) st.clusters = r.count(*c, sp + "/clusters");
-        st.objective_ms = num(o, "objective_ms", sp);
-        st.time_s = num(o, "time_s", sp);
-        st.status = str(o, "status", sp);
-        ps.steps.push_back(std::move(st));
-      }
-    }
-    p.partition = std::move(ps);
-  }
-  if (const auto* x = detail::reader::optional(doc, "mapping")) {
-    r.object(*x, "/mapping");
-    mapping_summary m;
-    m.objective_ms = num(*x, "objective_ms", "/mapping");
-    m.lower_bound_ms = num(*x, "lower_bound_ms", "/mapping");
-    m.cost = str(*x, "cost", "/mapping");
-    m.method = str(*x, "method", "/mapping");
-    m.optimal = flag(*x, "optimal", "/mapping");
-    if (const auto* n = detail::reader::optional(*x, "nodes_explored")) m.nodes_explored = r.count(*n, "/mapping/nodes_explored");
-    m.status = str(*x, "status", "/mapping");
-    m.time_s = num(*x, "time_s", "/mapping");
-    p.mapping = std::move(m);
-  }
-  if (const auto* x = detail::reader::optional(doc, "simulation")) {
-    r.object(*x, "/simulation");
-    simulation_summary s;
-    s.schedule = str(*x, "schedule", "/simulation");
-    s.iteration_ms = num(*x, "iteration_ms", "/simulation");
-    s.samples_per_s = num(*x, "samples_per_s", "/simulation");
-    s.bubble_fraction = num(*x, "bubble_fraction", "/simulation");
-    p.simulation = std::move(s);
-  }
+  if (const auto* x = detail::reader::optional(doc, "partition")) p.partition = detail::read_partition_summary(r, *x);
+  if (const auto* x = detail::reader::optional(doc, "mapping")) p.mapping = detail::read_mapping_summary(r, *x);
+  if (const auto* x = detail::reader::optional(doc, "simulation")) p.simulation = detail::read_simulation_summary(r, *x);
   return p;
 }
 

@@ -84,6 +84,73 @@ template <mapping_cost_model C>
   return block_kind::none;
 }
 
+namespace detail {
+
+/// The G' vertices of block b, in sub-problem order (stage-major, as vertex s·R' + r').
+inline std::vector<std::size_t> block_members(const stage_graph& g, block_kind kind, std::size_t b) {
+  std::vector<std::size_t> m;
+  if (kind == block_kind::copies)
+    for (std::size_t s = 0; s < g.stages(); ++s) m.push_back(g.vertex(s, b));
+  else
+    for (std::size_t r = 0; r < g.replicas(); ++r) m.push_back(g.vertex(b, r));
+  return m;
+}
+
+/// The stage graph of the blocks `pick` (K copies of g, or g's stages `pick` on every replica),
+/// and in `verts` the G' vertex of each of its vertices.
+inline stage_graph block_sub_problem(const stage_graph& g, block_kind kind, const std::vector<std::size_t>& pick,
+                                     std::vector<std::size_t>& verts) {
+  const std::size_t S = g.stages(), R = g.replicas(), K = pick.size();
+  std::vector<double> compute(S), params(S);
+  std::vector<std::vector<double>> M(S, std::vector<double>(S, 0.0));
+  for (std::size_t s = 0; s < S; ++s) {
+    compute[s] = g.compute_ms(s), params[s] = g.param_bytes(s);
+    for (std::size_t t = 0; t < S; ++t) M[s][t] = s == t ? 0.0 : g.message_bytes(s, t);
+  }
+  verts.clear();
+  if (kind == block_kind::copies) {
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t k = 0; k < K; ++k) verts.push_back(g.vertex(s, pick[k]));
+    return stage_graph(K, compute, params, M);
+  }
+  std::vector<double> c, p;
+  std::vector<std::vector<double>> m(K, std::vector<double>(K, 0.0));
+  for (std::size_t i = 0; i < K; ++i) {
+    c.push_back(compute[pick[i]]), p.push_back(params[pick[i]]);
+    for (std::size_t j = 0; j < K; ++j) m[i][j] = M[pick[i]][pick[j]];
+  }
+  for (auto b : pick)
+    for (auto v : block_members(g, kind, b)) verts.push_back(v);
+  return stage_graph(R, c, p, m);
+}
+
+/// Bisects the sub-problem's objective below `freed` (its blocks' time now) until the bounds
+/// meet, `step_end`, or `*stop`; `best` gets the best sub-mapping found (empty: none). Whether the
+/// bounds met.
+template <class Search>
+bool bisect_sub_problem(Search& search, double freed, const mapper_options& so, const std::atomic<bool>* stop,
+                        std::chrono::steady_clock::time_point step_end, std::vector<std::size_t>& best) {
+  using clock = std::chrono::steady_clock;
+  double lo = search.initial_lower_bound(), hi = freed;
+  const double eps = std::max(so.epsilon_abs, so.epsilon * hi);
+  double target = hi - eps;
+  while (target > lo && hi - lo > eps && clock::now() < step_end && !(stop && stop->load(std::memory_order_relaxed))) {
+    const auto r = search.search(target, stop, step_end);
+    if (r.found) {
+      hi = r.objective_ms, best = r.dev;
+    } else if (r.completed) {
+      lo = std::max(lo, r.next_lower_bound_ms);
+    } else {
+      break;
+    }
+    target = 0.5 * (lo + hi);
+    if (hi - target <= eps) target = hi - eps;
+  }
+  return !(hi - lo > eps) || !(target > lo);
+}
+
+}  // namespace detail
+
 /// The large-neighbourhood search from the injective mapping `dev` (see the file comment).
 /// Throws std::invalid_argument when `dev` is not an injection or `blocks` < 2.
 template <mapping_cost_model C>
@@ -97,24 +164,8 @@ template <mapping_cost_model C>
   res.objective_ms = res.initial_objective_ms = e.objective_ms;
   const block_kind kind = neighbourhood_blocks(model, g, L);
   if (kind == block_kind::none) return res;
-  const std::size_t S = g.stages(), R = g.replicas();
-  const std::size_t nblocks = kind == block_kind::copies ? R : S;
+  const std::size_t nblocks = kind == block_kind::copies ? g.replicas() : g.stages();
   std::size_t K = std::min(o.blocks, nblocks);
-  // the G' vertices of block b, in sub-problem order (stage-major, as vertex s·R' + r')
-  auto members = [&](std::size_t b) {
-    std::vector<std::size_t> m;
-    if (kind == block_kind::copies)
-      for (std::size_t s = 0; s < S; ++s) m.push_back(g.vertex(s, b));
-    else
-      for (std::size_t r = 0; r < R; ++r) m.push_back(g.vertex(b, r));
-    return m;
-  };
-  std::vector<double> compute(S), params(S);
-  std::vector<std::vector<double>> M(S, std::vector<double>(S, 0.0));
-  for (std::size_t s = 0; s < S; ++s) {
-    compute[s] = g.compute_ms(s), params[s] = g.param_bytes(s);
-    for (std::size_t t = 0; t < S; ++t) M[s][t] = s == t ? 0.0 : g.message_bytes(s, t);
-  }
   detail::map_rng rng{o.seed};
   const std::size_t max_failures = o.max_failures ? o.max_failures : 2 * nblocks;
   std::size_t failures = 0;
@@ -136,22 +187,7 @@ template <mapping_cost_model C>
     for (auto b : pick) freed = std::max(freed, bt[b]);
     // the sub-problem: its vertices in stage-major order, the devices they hold
     std::vector<std::size_t> verts;  // G' vertex of each sub vertex
-    stage_graph sub;
-    if (kind == block_kind::copies) {
-      sub = stage_graph(K, compute, params, M);
-      for (std::size_t s = 0; s < S; ++s)
-        for (std::size_t k = 0; k < K; ++k) verts.push_back(g.vertex(s, pick[k]));
-    } else {
-      std::vector<double> c, p;
-      std::vector<std::vector<double>> m(K, std::vector<double>(K, 0.0));
-      for (std::size_t i = 0; i < K; ++i) {
-        c.push_back(compute[pick[i]]), p.push_back(params[pick[i]]);
-        for (std::size_t j = 0; j < K; ++j) m[i][j] = M[pick[i]][pick[j]];
-      }
-      sub = stage_graph(R, c, p, m);
-      for (auto b : pick)
-        for (auto v : members(b)) verts.push_back(v);
-    }
+    const stage_graph sub = detail::block_sub_problem(g, kind, pick, verts);
     std::vector<std::size_t> devs(verts.size());
     for (std::size_t i = 0; i < verts.size(); ++i) devs[i] = res.dev[verts[i]];
     const link_costs sub_links = L.subset(std::span<const std::size_t>(devs));
@@ -164,30 +200,15 @@ template <mapping_cost_model C>
     bool changed = false, closed = false;
     const auto step_start = clock::now();
     if (search.ready()) {
-      double lo = search.initial_lower_bound(), hi = freed;
       std::vector<std::size_t> best;
-      const double eps = std::max(so.epsilon_abs, so.epsilon * hi);
-      double target = hi - eps;
-      while (target > lo && hi - lo > eps && clock::now() < step_end && !stopped()) {
-        const auto r = search.search(target, o.stop, step_end);
-        if (r.found) {
-          hi = r.objective_ms, best = r.dev;
-        } else if (r.completed) {
-          lo = std::max(lo, r.next_lower_bound_ms);
-        } else {
-          break;
-        }
-        target = 0.5 * (lo + hi);
-        if (hi - target <= eps) target = hi - eps;
-      }
-      closed = !(hi - lo > eps) || !(target > lo);
+      closed = detail::bisect_sub_problem(search, freed, so, o.stop, step_end, best);
       if (!best.empty()) {
         auto next = res.dev;
         for (std::size_t i = 0; i < verts.size(); ++i) next[verts[i]] = devs[best[i]];
         auto ne = evaluate_flat(g, L, model, std::span<const std::size_t>(next));
         double now = 0;
         for (auto b : pick)
-          for (auto v : members(b)) now = std::max(now, ne.vertex_time_ms[v]);
+          for (auto v : detail::block_members(g, kind, b)) now = std::max(now, ne.vertex_time_ms[v]);
         if (now < freed) {
           res.dev = std::move(next), e = std::move(ne), changed = true;
           ++res.accepted;

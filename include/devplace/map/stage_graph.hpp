@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/cost/collective.hpp"
 #include "devplace/dag/edges.hpp"
 #include "devplace/dag/properties.hpp"
 
@@ -140,10 +141,11 @@ class stage_graph {
   [[nodiscard]] std::span<const std::size_t> neighbours(std::size_t s) const noexcept {
     return {adj_.data() + adj_begin_[s], adj_begin_[s + 1] - adj_begin_[s]};
   }
-  /// The ring allreduce volume of one replica of stage s: 2(R_s−1)/R_s · P(s) bytes (0 when R_s = 1).
+  /// The ring allreduce volume of one replica of stage s: the all-reduce's 2(R_s−1) ring steps
+  /// of P(s)/R_s bytes each (cost/collective.hpp), 2(R_s−1)/R_s · P(s) bytes (0 when R_s = 1).
   [[nodiscard]] double allreduce_bytes(std::size_t s) const noexcept {
     const std::size_t r = reps_[s];
-    return r <= 1 ? 0.0 : 2.0 * static_cast<double>(r - 1) / static_cast<double>(r) * params_[s];
+    return r <= 1 ? 0.0 : collective_steps(collective_op::all_reduce, r) / static_cast<double>(r) * params_[s];
   }
   /// A replica of stage s on a ring whose largest per-byte link cost is W, in the rings form
   /// without latency (the ring covers): c_u(s) + allreduce_bytes(s) · W ms.

@@ -70,6 +70,189 @@ struct general_partition_result {
 
 namespace detail {
 
+/// The fixed-R partition (R = D / S on every stage) when S divides D and it is within the
+/// caller's bound: a solution to fall back on when a cap stops the search, and its objective
+/// tightens the bound U when it is optimal.
+inline general_partition_result general_dp_fixed_r(const op_graph& g, const general_partition_options& o, double& U) {
+  const std::size_t S = o.stages, D = o.devices;
+  general_partition_result fixed;
+  if (D % S != 0) return fixed;
+  stage_cost_options c = o.cost;
+  c.replicas = D / S;
+  partition_options po{.stages = S, .cost = c, .max_downsets = o.max_downsets,
+                       .max_visits = o.max_visits, .upper_bound_ms = o.upper_bound_ms};
+  const auto p = pipeline_dp(g, po);
+  if (p.has_solution() && p.objective_ms <= o.upper_bound_ms) {
+    fixed.stage_of = p.stage_of;
+    fixed.replicas.assign(S, D / S);
+    fixed.objective_ms = p.objective_ms;
+    fixed.stage_time_ms = p.stage_time_ms;
+    fixed.stage_memory_bytes = p.stage_memory_bytes;
+    if (p.status == status::optimal) U = std::min(U, p.objective_ms);
+  }
+  return fixed;
+}
+
+/// The layered DP of eq. 2: T[layer][F·W + d] is the best bottleneck of `layer` stages covering
+/// the down-set F with d devices; each layer extends the previous layer's frontier by one stage.
+class general_dp_search {
+ public:
+  general_dp_search(const op_graph& g, const general_partition_options& o, double Ucut)
+      : o_(o), n_(g.num_vertices()), S_(o.stages), D_(o.devices), W_(o.devices + 1), Ucut_(Ucut),
+        mb_(static_cast<double>(o.cost.micro_batches)), e_(g), pc_(g, e_), table_(e_), T_(S_), parent_(S_) {
+    T_[0].assign(W_, inf);  // layer 0 is ∅ with 0 devices
+    T_[0][0] = 0;
+    frontier_.push_back(0);
+  }
+
+  /// The first S − 1 stages; false when a cap stopped the search.
+  bool run() {
+    for (std::size_t layer = 1; layer < S_ && !capped_; ++layer) {
+      std::vector<std::uint32_t> next_frontier;
+      for (std::uint32_t fid : frontier_) {
+        extend(layer, fid, next_frontier);
+        if (capped_) break;
+      }
+      grow(layer);
+      std::sort(next_frontier.begin(), next_frontier.end());
+      frontier_ = std::move(next_frontier);
+    }
+    return !capped_;
+  }
+
+  [[nodiscard]] std::uint64_t downsets() const { return table_.size(); }
+
+  /// The last stage X = V ∖ F' with the D − d' devices left, and the partition read back through
+  /// the parents; false when no stage fits.
+  bool finish(general_partition_result& r) const {
+    const std::vector<double>& Tp = T_[S_ - 1];
+    double best = inf;
+    std::uint32_t best_id = 0, best_d = 0;
+    for (std::uint32_t fid : frontier_) {
+      const auto& bp = table_.props[fid];
+      if (bp.count == n_) continue;
+      const double c = pc_.total_compute - bp.c, cut = bp.out;
+      for (std::size_t dp = S_ - 1; dp < D_; ++dp) {
+        const double before = Tp[fid * W_ + dp];
+        if (before == inf) continue;
+        const auto cs = cost_at(D_ - dp);
+        const double t = stage_time_ms(c, cut, cs);
+        if (t > Ucut_ || !stage_fits(stage_memory_bytes(pc_.total_internal - bp.mem, cut, cs), cs)) continue;
+        const double value = std::max(before, t);
+        if (value < best) best = value, best_id = fid, best_d = static_cast<std::uint32_t>(dp);
+      }
+    }
+    if (best == inf) return false;
+    r.stage_of.assign(n_, S_ - 1);
+    r.replicas.assign(S_, 0);
+    r.replicas[S_ - 1] = D_ - best_d;
+    std::uint32_t id = best_id, d = best_d;
+    for (std::size_t layer = S_ - 1; layer >= 1; --layer) {
+      const link l = parent_[layer][id * W_ + d];
+      dynamic_bitset stage = table_.sets[id];
+      stage.subtract(table_.sets[l.from]);
+      stage.for_each([&](std::size_t p) { r.stage_of[e_.vertex_at(p)] = layer - 1; });
+      r.replicas[layer - 1] = d - l.devices;
+      id = l.from;
+      d = l.devices;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr double inf = std::numeric_limits<double>::infinity();
+  static constexpr std::uint32_t none = downset_table::none;
+  struct link {
+    std::uint32_t from;
+    std::uint32_t devices;
+  };
+
+  [[nodiscard]] stage_cost_options cost_at(std::size_t reps) const {
+    stage_cost_options c = o_.cost;
+    c.replicas = reps;
+    return c;
+  }
+
+  /// Sizes layer `layer`'s rows for every down-set created so far.
+  void grow(std::size_t layer) {
+    if (T_[layer].size() < table_.size() * W_) {
+      T_[layer].resize(table_.size() * W_, inf);
+      parent_[layer].resize(table_.size() * W_, link{0, 0});
+    }
+  }
+
+  /// Every stage X = F ∖ F' after the down-set F' = table_.sets[fid] of the previous layer, on every
+  /// device count: T[layer][F, d] takes max(T[layer − 1][F', d'], t(X, d − d')) where smaller.
+  void extend(std::size_t layer, std::uint32_t fid, std::vector<std::uint32_t>& next_frontier) {
+    std::vector<double>& Tl = T_[layer];
+    std::vector<link>& Pl = parent_[layer];
+    const std::vector<double>& Tp = T_[layer - 1];
+    const std::size_t d_hi = D_ - (S_ - layer);  // devices used after this layer, at most
+    const dynamic_bitset base = table_.sets[fid];  // copy: the table may grow during the enumeration
+    const downset_table::state bp = table_.props[fid];
+    std::size_t dlo = W_, dhi = 0;  // device counts of F' with a finite T
+    for (std::size_t d = 0; d < W_; ++d)
+      if (Tp[fid * W_ + d] < inf) dlo = std::min(dlo, d), dhi = d;
+    if (dlo == W_) return;
+    // The widest this stage can be: the devices F' leaves at best, less one per later stage.
+    const double wide = static_cast<double>(D_ - dlo - (S_ - layer));
+    const double wide_budget = wide * o_.cost.device_memory_bytes;
+    stage_accumulator acc0{&pc_.compute, &pc_.internal, &pc_.succ, &pc_.pred, &base};
+    const dynamic_bitset blocked = pc_.blocked(base, bp.c, bp.mem, wide, Ucut_, mb_, wide_budget);
+    (void)e_.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
+      if (++visits_ > o_.max_visits) {
+        capped_ = true;
+        return downset_action::stop;
+      }
+      if (a.c / wide > Ucut_ || a.mem / mb_ > wide_budget) return downset_action::prune;
+      if (bp.count + a.count == n_) return downset_action::proceed;  // later stages would be empty
+      const double rest = pc_.total_compute - bp.c - a.c;
+      std::uint32_t id = none;
+      for (std::size_t dp = dlo; dp <= dhi; ++dp) {
+        const double before = Tp[fid * W_ + dp];
+        if (before == inf) continue;
+        for (std::size_t d = dp + 1; d <= d_hi; ++d) {
+          const auto c = cost_at(d - dp);
+          const double t = stage_time_ms(a.c, a.cut, c);
+          if (t > Ucut_ || !stage_fits(stage_memory_bytes(a.mem, a.cut, c), c)) continue;
+          if (rest / static_cast<double>(D_ - d) > Ucut_) break;  // fewer devices left: worse still
+          if (id == none) {
+            id = table_.intern(f, bp, a, o_.max_downsets);
+            if (id == none) {
+              capped_ = true;
+              return downset_action::stop;
+            }
+            grow(layer);
+          }
+          double& slot = Tl[id * W_ + d];
+          const double value = std::max(before, t);
+          if (value < slot) {
+            bool fresh = true;
+            for (std::size_t k = 0; k < W_ && fresh; ++k) fresh = Tl[id * W_ + k] == inf;
+            if (fresh) next_frontier.push_back(id);
+            slot = value;
+            Pl[id * W_ + d] = {fid, static_cast<std::uint32_t>(dp)};
+          }
+        }
+      }
+      return downset_action::proceed;
+    });
+  }
+
+  const general_partition_options& o_;
+  std::size_t n_, S_, D_;
+  std::size_t W_;  // T rows: devices used 0..D
+  double Ucut_, mb_;
+  downset_enumerator e_;
+  positioned_costs pc_;
+  downset_table table_;
+  std::vector<std::vector<double>> T_;  // T[layer][id·W + d], parent likewise
+  std::vector<std::vector<link>> parent_;
+  std::vector<std::uint32_t> frontier_;
+  bool capped_ = false;
+  std::uint64_t visits_ = 0;
+};
+
 inline general_partition_result general_dp_core(const op_graph& g, const general_partition_options& o) {
   const auto start = std::chrono::steady_clock::now();
   auto finish = [&](general_partition_result& r) {
@@ -77,144 +260,18 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
     return r;
   };
   general_partition_result r;
-  const std::size_t n = g.num_vertices(), S = o.stages, D = o.devices;
-  if (S > n) return finish(r);  // infeasible: S non-empty stages need S operators
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  constexpr double slack = 1 + 1e-9;  // admits values equal up to rounding
-  const double mb = static_cast<double>(o.cost.micro_batches);
-  auto cost_at = [&](std::size_t reps) {
-    stage_cost_options c = o.cost;
-    c.replicas = reps;
-    return c;
-  };
+  if (o.stages > g.num_vertices()) return finish(r);  // infeasible: S non-empty stages need S operators
+  constexpr double slack = 1 + 1e-9;                  // admits values equal up to rounding
 
   // The bound U: the caller's, or the fixed-R optimum when S divides D.
   double U = o.upper_bound_ms;
-  general_partition_result fixed;
-  if (D % S == 0) {
-    partition_options po{.stages = S, .cost = cost_at(D / S), .max_downsets = o.max_downsets,
-                         .max_visits = o.max_visits, .upper_bound_ms = o.upper_bound_ms};
-    const auto p = pipeline_dp(g, po);
-    if (p.has_solution() && p.objective_ms <= o.upper_bound_ms) {
-      fixed.stage_of = p.stage_of;
-      fixed.replicas.assign(S, D / S);
-      fixed.objective_ms = p.objective_ms;
-      fixed.stage_time_ms = p.stage_time_ms;
-      fixed.stage_memory_bytes = p.stage_memory_bytes;
-      if (p.status == status::optimal) U = std::min(U, p.objective_ms);
-    }
-  }
-  const double Ucut = std::isfinite(U) ? U * slack + 1e-12 : inf;
+  general_partition_result fixed = general_dp_fixed_r(g, o, U);
+  const double Ucut = std::isfinite(U) ? U * slack + 1e-12 : std::numeric_limits<double>::infinity();
 
-  const downset_enumerator e(g);
-  const positioned_costs pc(g, e);
-  // Plain references, not a structured binding: C++20 compilers before clang 16 cannot capture
-  // structured bindings in lambdas.
-  const auto& compute = pc.compute;
-  const auto& internal = pc.internal;
-  const auto& succ = pc.succ;
-  const auto& pred = pc.pred;
-  const double total_compute = pc.total_compute, total_internal = pc.total_internal;
-
-  struct state {
-    double c, mem, out;
-    std::size_t count;
-  };
-  std::vector<dynamic_bitset> sets{e.empty_set()};
-  std::vector<state> props{{0, 0, 0, 0}};
-  std::unordered_map<dynamic_bitset, std::uint32_t, dynamic_bitset_hash> index;
-  index.emplace(sets[0], 0);
-
-  const std::size_t W = D + 1;  // T rows: devices used 0..D
-  struct link {
-    std::uint32_t from;
-    std::uint32_t devices;
-  };
-  // T[layer][id·W + d], parent likewise; layer 0 is ∅ with 0 devices.
-  std::vector<std::vector<double>> T(S);
-  std::vector<std::vector<link>> parent(S);
-  T[0].assign(W, inf);
-  T[0][0] = 0;
-  std::vector<std::uint32_t> frontier{0};
-  bool capped = false;
-  std::uint64_t visits = 0;
-  std::vector<double> t_of(W), value_of(W);
-
-  for (std::size_t layer = 1; layer < S && !capped; ++layer) {
-    std::vector<double>& Tl = T[layer];
-    std::vector<link>& Pl = parent[layer];
-    const std::vector<double>& Tp = T[layer - 1];
-    std::vector<std::uint32_t> next_frontier;
-    const std::size_t d_hi = D - (S - layer);  // devices used after this layer, at most
-    for (std::uint32_t fid : frontier) {
-      const dynamic_bitset base = sets[fid];  // copy: `sets` may grow during the enumeration
-      const state bp = props[fid];
-      std::size_t dlo = W, dhi = 0;  // device counts of F' with a finite T
-      for (std::size_t d = 0; d < W; ++d)
-        if (Tp[fid * W + d] < inf) dlo = std::min(dlo, d), dhi = d;
-      if (dlo == W) continue;
-      // The widest this stage can be: the devices F' leaves at best, less one per later stage.
-      const double wide = static_cast<double>(D - dlo - (S - layer));
-      const double wide_budget = wide * o.cost.device_memory_bytes;
-      stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
-      const dynamic_bitset blocked = pc.blocked(base, bp.c, bp.mem, wide, Ucut, mb, wide_budget);
-      (void)e.for_each_superset(base, blocked, acc0, [&](const dynamic_bitset& f, const stage_accumulator& a) {
-        if (++visits > o.max_visits) {
-          capped = true;
-          return downset_action::stop;
-        }
-        if (a.c / wide > Ucut || a.mem / mb > wide_budget) return downset_action::prune;
-        if (bp.count + a.count == n) return downset_action::proceed;  // later stages would be empty
-        const double rest = total_compute - bp.c - a.c;
-        std::uint32_t id = std::numeric_limits<std::uint32_t>::max();
-        for (std::size_t dp = dlo; dp <= dhi; ++dp) {
-          const double before = Tp[fid * W + dp];
-          if (before == inf) continue;
-          for (std::size_t d = dp + 1; d <= d_hi; ++d) {
-            const auto c = cost_at(d - dp);
-            const double t = stage_time_ms(a.c, a.cut, c);
-            if (t > Ucut || !stage_fits(stage_memory_bytes(a.mem, a.cut, c), c)) continue;
-            if (rest / static_cast<double>(D - d) > Ucut) break;  // fewer devices left: worse still
-            const double value = std::max(before, t);
-            if (id == std::numeric_limits<std::uint32_t>::max()) {
-              auto [it, inserted] = index.try_emplace(f, static_cast<std::uint32_t>(sets.size()));
-              if (inserted) {
-                if (sets.size() >= o.max_downsets) {
-                  capped = true;
-                  return downset_action::stop;
-                }
-                sets.push_back(f);
-                props.push_back({bp.c + a.c, bp.mem + a.mem, bp.out + a.out, bp.count + a.count});
-              }
-              id = it->second;
-              if (Tl.size() < sets.size() * W) {
-                Tl.resize(sets.size() * W, inf);
-                Pl.resize(sets.size() * W, link{0, 0});
-              }
-            }
-            double& slot = Tl[id * W + d];
-            if (value < slot) {
-              bool fresh = true;
-              for (std::size_t k = 0; k < W && fresh; ++k) fresh = Tl[id * W + k] == inf;
-              if (fresh) next_frontier.push_back(id);
-              slot = value;
-              Pl[id * W + d] = {fid, static_cast<std::uint32_t>(dp)};
-            }
-          }
-        }
-        return downset_action::proceed;
-      });
-      if (capped) break;
-    }
-    if (Tl.size() < sets.size() * W) {
-      Tl.resize(sets.size() * W, inf);
-      Pl.resize(sets.size() * W, link{0, 0});
-    }
-    std::sort(next_frontier.begin(), next_frontier.end());
-    frontier = std::move(next_frontier);
-  }
-  r.downsets = sets.size();
-  if (capped) {
+  general_dp_search search(g, o, Ucut);
+  const bool complete = search.run();
+  r.downsets = search.downsets();
+  if (!complete) {
     if (fixed.has_solution()) {
       fixed.downsets = r.downsets;
       r = fixed;
@@ -222,41 +279,9 @@ inline general_partition_result general_dp_core(const op_graph& g, const general
     r.status = status::work_limit;
     return finish(r);
   }
-
-  // Last stage: X = V ∖ F' with the D − d' devices left.
-  const std::vector<double>& Tp = T[S - 1];
-  double best = inf;
-  std::uint32_t best_id = 0, best_d = 0;
-  for (std::uint32_t fid : frontier) {
-    const state& bp = props[fid];
-    if (bp.count == n) continue;
-    const double c = total_compute - bp.c, cut = bp.out;
-    for (std::size_t dp = S - 1; dp < D; ++dp) {
-      const double before = Tp[fid * W + dp];
-      if (before == inf) continue;
-      const auto cs = cost_at(D - dp);
-      const double t = stage_time_ms(c, cut, cs);
-      if (t > Ucut || !stage_fits(stage_memory_bytes(total_internal - bp.mem, cut, cs), cs)) continue;
-      const double value = std::max(before, t);
-      if (value < best) best = value, best_id = fid, best_d = static_cast<std::uint32_t>(dp);
-    }
-  }
-  if (best == inf) {
+  if (!search.finish(r)) {
     r.status = status::infeasible;
     return finish(r);
-  }
-  r.stage_of.assign(n, S - 1);
-  r.replicas.assign(S, 0);
-  r.replicas[S - 1] = D - best_d;
-  std::uint32_t id = best_id, d = best_d;
-  for (std::size_t layer = S - 1; layer >= 1; --layer) {
-    const link l = parent[layer][id * W + d];
-    dynamic_bitset stage = sets[id];
-    stage.subtract(sets[l.from]);
-    stage.for_each([&](std::size_t p) { r.stage_of[e.vertex_at(p)] = layer - 1; });
-    r.replicas[layer - 1] = d - l.devices;
-    id = l.from;
-    d = l.devices;
   }
   const auto ev = evaluate_partition(g, r.stage_of, r.replicas, o.cost);
   r.objective_ms = ev.objective_ms;

@@ -121,6 +121,80 @@ struct positioned_costs {
   }
 };
 
+/// The down-sets a DP pass has created, each with the properties of F itself, by id (∅ is id 0).
+struct downset_table {
+  struct state {
+    double c, mem, out;  // Σ c_u(F), Σ internal(F), bytes of edges leaving F
+    std::size_t count;   // |F|
+  };
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+  std::vector<dynamic_bitset> sets;
+  std::vector<state> props;
+  std::unordered_map<dynamic_bitset, std::uint32_t, dynamic_bitset_hash> index;
+
+  explicit downset_table(const downset_enumerator& e) {
+    sets.push_back(e.empty_set());
+    props.push_back({0, 0, 0, 0});
+    index.emplace(sets[0], 0);
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return sets.size(); }
+
+  /// The id of F = f, the down-set `base` grown by the stage `a`; created when new, or `none`
+  /// when that would exceed `max_sets` down-sets.
+  std::uint32_t intern(const dynamic_bitset& f, const state& base, const stage_accumulator& a, std::uint64_t max_sets) {
+    auto [it, inserted] = index.try_emplace(f, static_cast<std::uint32_t>(sets.size()));
+    if (inserted) {
+      if (sets.size() >= max_sets) return none;
+      sets.push_back(f);
+      props.push_back({base.c + a.c, base.mem + a.mem, base.out + a.out, base.count + a.count});
+    }
+    return it->second;
+  }
+};
+
+/// The last stage X = V ∖ F' after every F' of the frontier (layer S − 1, its bottleneck in
+/// T_prev), and the partition read back through `parent`: `optimal`, or `infeasible` when no last
+/// stage fits under U.
+inline void pipeline_dp_last_stage(const op_graph& g, const partition_options& o, const downset_enumerator& e,
+                                   const positioned_costs& pc, const downset_table& table,
+                                   const std::vector<std::vector<std::uint32_t>>& parent,
+                                   const std::vector<std::uint32_t>& frontier, const std::vector<double>& T_prev,
+                                   double U, partition_result& r) {
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  const auto& cost = o.cost;
+  double best = std::numeric_limits<double>::infinity();
+  std::uint32_t best_parent = 0;
+  for (std::uint32_t fid : frontier) {
+    const auto& bp = table.props[fid];
+    if (bp.count == n) continue;  // the last stage must not be empty
+    const double c = pc.total_compute - bp.c, cut = bp.out;
+    const double t = stage_time_ms(c, cut, cost);
+    if (t > U || !stage_fits(stage_memory_bytes(pc.total_internal - bp.mem, cut, cost), cost)) continue;
+    const double value = std::max(T_prev[fid], t);
+    if (value < best) {
+      best = value;
+      best_parent = fid;
+    }
+  }
+  if (best == std::numeric_limits<double>::infinity()) {
+    r.status = status::infeasible;
+    return;
+  }
+  // Reconstruct the chain of down-sets.
+  r.stage_of.assign(n, S - 1);
+  std::uint32_t id = best_parent;
+  for (std::size_t layer = S - 1; layer >= 1; --layer) {
+    const std::uint32_t prev = parent[layer][id];
+    dynamic_bitset stage = table.sets[id];
+    stage.subtract(table.sets[prev]);
+    stage.for_each([&](std::size_t p) { r.stage_of[e.vertex_at(p)] = layer - 1; });
+    id = prev;
+  }
+  r.status = status::optimal;
+  finish_partition(g, o, r);
+}
+
 /// One pass of the DP that only admits stages of time <= U. Returns `optimal` with the best
 /// partition when one exists under U (then it is optimal overall), `infeasible` when none does,
 /// `work_limit` when the down-set cap stopped it. `created` receives the down-sets created.
@@ -140,21 +214,11 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
   const auto& internal = pc.internal;
   const auto& succ = pc.succ;
   const auto& pred = pc.pred;
-  const double total_compute = pc.total_compute, total_internal = pc.total_internal;
+  const double total_compute = pc.total_compute;
 
   constexpr double inf = std::numeric_limits<double>::infinity();
 
-  // Down-sets created so far, with the properties of F itself.
-  struct state {
-    double c, mem, out;  // Σ c_u(F), Σ internal(F), bytes of edges leaving F
-    std::size_t count;   // |F|
-  };
-  std::vector<dynamic_bitset> sets;
-  std::vector<state> props;
-  std::unordered_map<dynamic_bitset, std::uint32_t, dynamic_bitset_hash> index;
-  sets.push_back(e.empty_set());
-  props.push_back({0, 0, 0, 0});
-  index.emplace(sets[0], 0);
+  downset_table table(e);  // the down-sets created so far
 
   std::vector<std::vector<double>> T(S);                 // T[s-1][id] for s = 1 .. S-1
   std::vector<std::vector<std::uint32_t>> parent(S);
@@ -170,8 +234,8 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
     std::vector<std::uint32_t> next_frontier;
     for (std::uint32_t fid : frontier) {
       const double base_T = T_prev[fid];
-      const dynamic_bitset base = sets[fid];  // copy: `sets` may grow during the enumeration
-      const state bp = props[fid];
+      const dynamic_bitset base = table.sets[fid];  // copy: `sets` may grow during the enumeration
+      const downset_table::state bp = table.props[fid];
       stage_accumulator acc0{&compute, &internal, &succ, &pred, &base};
       // A position whose own down-closure already brings more compute or internal memory than
       // the stage may hold can never be added: forbid it (this set is closed upwards).
@@ -187,19 +251,14 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
         if (bp.count + a.count == n) return downset_action::proceed;  // later stages would be empty
         if ((total_compute - bp.c - a.c) / (R * stages_left) > U) return downset_action::proceed;
         const double value = std::max(base_T, t);
-        auto [it, inserted] = index.try_emplace(f, static_cast<std::uint32_t>(sets.size()));
-        if (inserted) {
-          if (sets.size() >= o.max_downsets) {
-            capped = true;
-            return downset_action::stop;
-          }
-          sets.push_back(f);
-          props.push_back({bp.c + a.c, bp.mem + a.mem, bp.out + a.out, bp.count + a.count});
+        const std::uint32_t id = table.intern(f, bp, a, o.max_downsets);
+        if (id == downset_table::none) {
+          capped = true;
+          return downset_action::stop;
         }
-        const std::uint32_t id = it->second;
         if (Tl.size() <= id) {
-          Tl.resize(sets.size(), inf);
-          Pl.resize(sets.size(), 0);
+          Tl.resize(table.size(), inf);
+          Pl.resize(table.size(), 0);
         }
         if (value < Tl[id]) {
           if (Tl[id] == inf) next_frontier.push_back(id);
@@ -212,45 +271,15 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
     }
     frontier = std::move(next_frontier);
     T_prev = Tl;
-    T_prev.resize(sets.size(), inf);
+    T_prev.resize(table.size(), inf);
   }
-  created = sets.size();
+  created = table.size();
   if (capped) {
     r.status = status::work_limit;
     return r;
   }
 
-  // Last stage: X = V ∖ F' for every F' of layer S−1.
-  double best = inf;
-  std::uint32_t best_parent = 0;
-  for (std::uint32_t fid : frontier) {
-    const state& bp = props[fid];
-    if (bp.count == n) continue;  // the last stage must not be empty
-    const double c = total_compute - bp.c, cut = bp.out;
-    const double t = stage_time_ms(c, cut, cost);
-    if (t > U || !stage_fits(stage_memory_bytes(total_internal - bp.mem, cut, cost), cost)) continue;
-    const double value = std::max(T_prev[fid], t);
-    if (value < best) {
-      best = value;
-      best_parent = fid;
-    }
-  }
-  if (best == inf) {
-    r.status = status::infeasible;
-    return r;
-  }
-  // Reconstruct the chain of down-sets.
-  r.stage_of.assign(n, S - 1);
-  std::uint32_t id = best_parent;
-  for (std::size_t layer = S - 1; layer >= 1; --layer) {
-    const std::uint32_t prev = parent[layer][id];
-    dynamic_bitset stage = sets[id];
-    stage.subtract(sets[prev]);
-    stage.for_each([&](std::size_t p) { r.stage_of[e.vertex_at(p)] = layer - 1; });
-    id = prev;
-  }
-  r.status = status::optimal;
-  finish_partition(g, o, r);
+  pipeline_dp_last_stage(g, o, e, pc, table, parent, frontier, T_prev, U, r);
   return r;
 }
 

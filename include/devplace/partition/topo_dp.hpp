@@ -109,73 +109,41 @@ class topo_segment_walker {
   double compute_ = 0, internal_ = 0, cut_ = 0;
 };
 
-/// The non-template core over an op_graph and a given order (a topological order of g).
-///
-/// T[k][j] = min_{i < j} max(T[k-1][i], t(order[i..j))), ties to the smallest i, as with the full
-/// table of segment times, but under a bound U: only segments with t ≤ U are costed, and a
-/// boundary j after k segments is only tried where the compute before it fits k stages and the
-/// compute after it fits S - k stages (prefix compute ≤ k·U·R, suffix compute ≤ (S-k)·U·R).
-/// Compute is monotone in the segment and t ≥ compute / R, so every split of value ≤ U is still
-/// seen and every entry T[k][j] ≤ U is the one of the full DP: the first U for which
-/// T[S][n] ≤ U gives the full DP's optimum. U rises from the lower bound
-/// max(Σc / (S·R), max c / R) by 1/128, 1/64, ... of it up to the value of an even compute split
-/// (a feasible split when it fits memory; otherwise the last pass is unbounded).
-///
-/// Within a pass, stage k slides one segment [i, base) along the starts i (O(degree) per step)
-/// and costs the ends j ∈ [lo_k, hi_k] on top of it, so a pass costs O(n + m) plus
-/// O(Σ_k |starts_k| · |ends_k| · degree): near-linear when the optimum is close to the lower
-/// bound (the ranges are then narrow), O(n² / S) at worst. Memory O(S·n + m).
-inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::size_t>& order, const partition_options& o) {
-  const auto start = std::chrono::steady_clock::now();
-  partition_result r;
-  const std::size_t n = g.num_vertices(), S = o.stages;
-  r.downsets = n + 1;
-  if (S == 0 || S > n || o.cost.replicas == 0) {
-    r.status = status::infeasible;
-    return r;
-  }
-  const auto& cost = o.cost;
-  const double R = static_cast<double>(o.cost.replicas);
-  std::vector<std::size_t> pos(n);
-  for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
+/// The time of the even compute split of the order into S stages (infinite when a stage does
+/// not fit memory): an upper bound on the DP's optimum. pc: prefix compute along the order.
+inline double topo_even_split_time(topo_segment_walker& w, const std::vector<double>& pc, std::size_t S) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  // Prefix compute along the order.
-  std::vector<double> pc(n + 1, 0.0);
-  double heaviest = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    pc[k + 1] = pc[k] + g.compute_ms(order[k]);
-    heaviest = std::max(heaviest, g.compute_ms(order[k]));
-  }
+  const std::size_t n = pc.size() - 1;
   const double total = pc[n];
-  topo_segment_walker w(g, order, pos, cost);
-  // An upper bound: the even compute split of the order (when every stage fits memory).
   double upper = 0;
-  {
-    std::size_t i = 0;
-    for (std::size_t k = 1; k <= S && upper < inf; ++k) {
-      std::size_t j = i + 1;  // non-empty, and leave one position per later stage
-      const double share = total * static_cast<double>(k) / static_cast<double>(S);
-      while (j < n - (S - k) && pc[j] < share) ++j;
-      if (k == S) j = n;
-      w.start(i);
-      while (w.end() < j) w.extend();
-      upper = std::max(upper, w.time());
-      i = j;
-    }
+  std::size_t i = 0;
+  for (std::size_t k = 1; k <= S && upper < inf; ++k) {
+    std::size_t j = i + 1;  // non-empty, and leave one position per later stage
+    const double share = total * static_cast<double>(k) / static_cast<double>(S);
+    while (j < n - (S - k) && pc[j] < share) ++j;
+    if (k == S) j = n;
+    w.start(i);
+    while (w.end() < j) w.extend();
+    upper = std::max(upper, w.time());
+    i = j;
   }
-  const double lower = std::max(total / (static_cast<double>(S) * R), heaviest / R);
-  // T[k * (n + 1) + j], arg likewise.
-  std::vector<double> T((S + 1) * (n + 1));
-  std::vector<std::size_t> arg((S + 1) * (n + 1));
-  auto at = [&](std::size_t k, std::size_t j) { return k * (n + 1) + j; };
-  const double tol = 1e-9 * (total + 1.0);  // prefix sums and incremental sums round differently
-  bool solved = false;
-  for (double slack = 1.0 / 128;; slack *= 2) {
-    double U = lower * (1 + slack);
-    // Last pass: the even split's value, or unbounded when it does not fit memory, the bound no
-    // longer grows (zero compute) or one stage could already hold all the compute.
-    const bool last = !(U < upper) || !(U > lower) || U * R > total;
-    if (last) U = upper < inf ? upper * (1 + 1e-9) + 1e-300 : inf;
+  return upper;
+}
+
+/// The DP table of one pass under the bound U: T[k·(n + 1) + j] is the best bottleneck of k
+/// segments covering order[0, j), arg the start of the last of them.
+struct topo_dp_table {
+  std::size_t n;
+  std::vector<double> T;
+  std::vector<std::size_t> arg;
+
+  topo_dp_table(std::size_t n_ops, std::size_t S) : n(n_ops), T((S + 1) * (n_ops + 1)), arg((S + 1) * (n_ops + 1)) {}
+  [[nodiscard]] std::size_t at(std::size_t k, std::size_t j) const { return k * (n + 1) + j; }
+
+  /// Fills the table under U (segments of time ≤ U only, boundaries within the compute ranges).
+  void fill(topo_segment_walker& w, const std::vector<double>& pc, std::size_t S, double R, double U, double tol) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const double total = pc[n];
     const double reach = U * R;  // compute a stage may hold
     std::fill(T.begin(), T.end(), inf);
     T[at(0, 0)] = 0;
@@ -229,7 +197,62 @@ inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::s
         w.restore(kept);
       }
     }
-    if (T[at(S, n)] <= U && T[at(S, n)] < inf) {
+  }
+};
+
+/// The non-template core over an op_graph and a given order (a topological order of g).
+///
+/// T[k][j] = min_{i < j} max(T[k-1][i], t(order[i..j))), ties to the smallest i, as with the full
+/// table of segment times, but under a bound U: only segments with t ≤ U are costed, and a
+/// boundary j after k segments is only tried where the compute before it fits k stages and the
+/// compute after it fits S - k stages (prefix compute ≤ k·U·R, suffix compute ≤ (S-k)·U·R).
+/// Compute is monotone in the segment and t ≥ compute / R, so every split of value ≤ U is still
+/// seen and every entry T[k][j] ≤ U is the one of the full DP: the first U for which
+/// T[S][n] ≤ U gives the full DP's optimum. U rises from the lower bound
+/// max(Σc / (S·R), max c / R) by 1/128, 1/64, ... of it up to the value of an even compute split
+/// (a feasible split when it fits memory; otherwise the last pass is unbounded).
+///
+/// Within a pass, stage k slides one segment [i, base) along the starts i (O(degree) per step)
+/// and costs the ends j ∈ [lo_k, hi_k] on top of it, so a pass costs O(n + m) plus
+/// O(Σ_k |starts_k| · |ends_k| · degree): near-linear when the optimum is close to the lower
+/// bound (the ranges are then narrow), O(n² / S) at worst. Memory O(S·n + m).
+inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::size_t>& order, const partition_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  partition_result r;
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  r.downsets = n + 1;
+  if (S == 0 || S > n || o.cost.replicas == 0) {
+    r.status = status::infeasible;
+    return r;
+  }
+  const auto& cost = o.cost;
+  const double R = static_cast<double>(o.cost.replicas);
+  std::vector<std::size_t> pos(n);
+  for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  // Prefix compute along the order.
+  std::vector<double> pc(n + 1, 0.0);
+  double heaviest = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    pc[k + 1] = pc[k] + g.compute_ms(order[k]);
+    heaviest = std::max(heaviest, g.compute_ms(order[k]));
+  }
+  const double total = pc[n];
+  topo_segment_walker w(g, order, pos, cost);
+  // An upper bound: the even compute split of the order (when every stage fits memory).
+  const double upper = topo_even_split_time(w, pc, S);
+  const double lower = std::max(total / (static_cast<double>(S) * R), heaviest / R);
+  topo_dp_table table(n, S);
+  const double tol = 1e-9 * (total + 1.0);  // prefix sums and incremental sums round differently
+  bool solved = false;
+  for (double slack = 1.0 / 128;; slack *= 2) {
+    double U = lower * (1 + slack);
+    // Last pass: the even split's value, or unbounded when it does not fit memory, the bound no
+    // longer grows (zero compute) or one stage could already hold all the compute.
+    const bool last = !(U < upper) || !(U > lower) || U * R > total;
+    if (last) U = upper < inf ? upper * (1 + 1e-9) + 1e-300 : inf;
+    table.fill(w, pc, S, R, U, tol);
+    if (table.T[table.at(S, n)] <= U && table.T[table.at(S, n)] < inf) {
       solved = true;
       break;
     }
@@ -242,7 +265,7 @@ inline partition_result topo_dp_core(const op_graph& g, const std::vector<std::s
     r.stage_of.assign(n, 0);
     std::size_t j = n;
     for (std::size_t k = S; k >= 1; --k) {
-      const std::size_t i = arg[at(k, j)];
+      const std::size_t i = table.arg[table.at(k, j)];
       for (std::size_t p = i; p < j; ++p) r.stage_of[order[p]] = k - 1;
       j = i;
     }

@@ -75,6 +75,78 @@ struct glpk_bound_tracker {
     if (std::isfinite(b) && std::abs(b) < 1e300) self->bound = b;
   }
 };
+
+/// Loads model `m` into the empty problem `P` (columns, objective, rows and the matrix).
+inline void glpk_load(glp_prob* P, const model& m) {
+  const int n = static_cast<int>(m.num_vars()), r = static_cast<int>(m.num_rows());
+  glp_set_obj_dir(P, m.sense() == objective_sense::minimize ? GLP_MIN : GLP_MAX);
+  if (r > 0) glp_add_rows(P, r);
+  if (n > 0) glp_add_cols(P, n);
+  for (int j = 1; j <= n; ++j) {
+    const auto& v = m.variables()[static_cast<std::size_t>(j - 1)];
+    const bool lo = v.lower != -infinity, up = v.upper != infinity;
+    const int type = v.lower == v.upper ? GLP_FX : lo && up ? GLP_DB : lo ? GLP_LO : up ? GLP_UP : GLP_FR;
+    glp_set_col_bnds(P, j, type, lo ? v.lower : 0.0, up ? v.upper : 0.0);
+    if (v.kind != var_kind::continuous) glp_set_col_kind(P, j, GLP_IV);
+  }
+  for (const auto& t : m.objective_terms()) glp_set_obj_coef(P, static_cast<int>(t.index) + 1, t.coef);
+  glp_set_obj_coef(P, 0, m.objective_constant());
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0.0};
+  for (int i = 1; i <= r; ++i) {
+    const auto& row = m.rows()[static_cast<std::size_t>(i - 1)];
+    const int type = row.rel == relation::less_equal ? GLP_UP : row.rel == relation::greater_equal ? GLP_LO : GLP_FX;
+    glp_set_row_bnds(P, i, type, row.rhs, row.rhs);
+    for (const auto& t : row.terms) {
+      ia.push_back(i);
+      ja.push_back(static_cast<int>(t.index) + 1);
+      ar.push_back(t.coef);
+    }
+  }
+  glp_load_matrix(P, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+}
+
+/// The status of `sol` from glp_intopt's return code `ret` and MIP status `mst`.
+inline void glpk_read_status(glp_prob* P, int ret, int mst, bool deadline_passed, solution& sol) {
+  switch (ret) {
+    case 0:
+      sol.status = mst == GLP_OPT ? solve_status::optimal
+                   : mst == GLP_NOFEAS ? solve_status::infeasible
+                   : mst == GLP_FEAS ? solve_status::feasible
+                                     : solve_status::error;
+      if (sol.status == solve_status::error) sol.message = "glp_intopt ended without a MIP status";
+      break;
+    case GLP_ENOPFS: sol.status = solve_status::infeasible; break;
+    case GLP_ENODFS: {
+      // The LP relaxation has no dual feasible solution: unbounded or infeasible. Decide it.
+      glp_smcp sp;
+      glp_init_smcp(&sp);
+      sp.msg_lev = GLP_MSG_OFF;
+      sp.presolve = GLP_OFF;
+      const int sret = glp_simplex(P, &sp);
+      const int st = glp_get_status(P);
+      if (sret == 0 && st == GLP_NOFEAS) {
+        sol.status = solve_status::infeasible;
+      } else {
+        sol.status = solve_status::unbounded;
+        sol.message = "the LP relaxation is unbounded";
+      }
+      break;
+    }
+    case GLP_ETMLIM: sol.status = solve_status::time_limit; break;
+    case GLP_EMIPGAP: sol.status = solve_status::feasible; break;
+    case GLP_ESTOP:
+      if (deadline_passed) {
+        sol.status = solve_status::time_limit;
+        break;
+      }
+      [[fallthrough]];
+    default:
+      sol.status = solve_status::error;
+      sol.message = "glp_intopt returned " + std::to_string(ret);
+      break;
+  }
+}
 }  // namespace detail
 
 struct glpk_solver {
@@ -93,32 +165,8 @@ struct glpk_solver {
     detail::glpk_free_environment_at_thread_exit();
     std::unique_ptr<glp_prob, void (*)(glp_prob*)> owner(glp_create_prob(), &glp_delete_prob);
     glp_prob* P = owner.get();
-    const int n = static_cast<int>(m.num_vars()), r = static_cast<int>(m.num_rows());
-    glp_set_obj_dir(P, m.sense() == objective_sense::minimize ? GLP_MIN : GLP_MAX);
-    if (r > 0) glp_add_rows(P, r);
-    if (n > 0) glp_add_cols(P, n);
-    for (int j = 1; j <= n; ++j) {
-      const auto& v = m.variables()[static_cast<std::size_t>(j - 1)];
-      const bool lo = v.lower != -infinity, up = v.upper != infinity;
-      const int type = v.lower == v.upper ? GLP_FX : lo && up ? GLP_DB : lo ? GLP_LO : up ? GLP_UP : GLP_FR;
-      glp_set_col_bnds(P, j, type, lo ? v.lower : 0.0, up ? v.upper : 0.0);
-      if (v.kind != var_kind::continuous) glp_set_col_kind(P, j, GLP_IV);
-    }
-    for (const auto& t : m.objective_terms()) glp_set_obj_coef(P, static_cast<int>(t.index) + 1, t.coef);
-    glp_set_obj_coef(P, 0, m.objective_constant());
-    std::vector<int> ia{0}, ja{0};
-    std::vector<double> ar{0.0};
-    for (int i = 1; i <= r; ++i) {
-      const auto& row = m.rows()[static_cast<std::size_t>(i - 1)];
-      const int type = row.rel == relation::less_equal ? GLP_UP : row.rel == relation::greater_equal ? GLP_LO : GLP_FX;
-      glp_set_row_bnds(P, i, type, row.rhs, row.rhs);
-      for (const auto& t : row.terms) {
-        ia.push_back(i);
-        ja.push_back(static_cast<int>(t.index) + 1);
-        ar.push_back(t.coef);
-      }
-    }
-    glp_load_matrix(P, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+    const int n = static_cast<int>(m.num_vars());
+    detail::glpk_load(P, m);
 
     detail::glpk_bound_tracker tracker;
     glp_iocp parm;
@@ -184,44 +232,7 @@ struct glpk_solver {
       }
       sol.objective = m.objective_value(sol.values);
     }
-    switch (ret) {
-      case 0:
-        sol.status = mst == GLP_OPT ? solve_status::optimal
-                     : mst == GLP_NOFEAS ? solve_status::infeasible
-                     : mst == GLP_FEAS ? solve_status::feasible
-                                       : solve_status::error;
-        if (sol.status == solve_status::error) sol.message = "glp_intopt ended without a MIP status";
-        break;
-      case GLP_ENOPFS: sol.status = solve_status::infeasible; break;
-      case GLP_ENODFS: {
-        // The LP relaxation has no dual feasible solution: unbounded or infeasible. Decide it.
-        glp_smcp sp;
-        glp_init_smcp(&sp);
-        sp.msg_lev = GLP_MSG_OFF;
-        sp.presolve = GLP_OFF;
-        const int sret = glp_simplex(P, &sp);
-        const int st = glp_get_status(P);
-        if (sret == 0 && st == GLP_NOFEAS) {
-          sol.status = solve_status::infeasible;
-        } else {
-          sol.status = solve_status::unbounded;
-          sol.message = "the LP relaxation is unbounded";
-        }
-        break;
-      }
-      case GLP_ETMLIM: sol.status = solve_status::time_limit; break;
-      case GLP_EMIPGAP: sol.status = solve_status::feasible; break;
-      case GLP_ESTOP:
-        if (tracker.deadline_passed) {
-          sol.status = solve_status::time_limit;
-          break;
-        }
-        [[fallthrough]];
-      default:
-        sol.status = solve_status::error;
-        sol.message = "glp_intopt returned " + std::to_string(ret);
-        break;
-    }
+    detail::glpk_read_status(P, ret, mst, tracker.deadline_passed, sol);
     if (sol.status == solve_status::optimal) {
       sol.best_bound = sol.objective;
     } else if (!std::isnan(tracker.bound) && (has_x || sol.status == solve_status::time_limit)) {

@@ -289,6 +289,74 @@ class dfmodel_inter_chip_ilp {
   var T_;
 };
 
+namespace detail {
+
+/// Σ_{c' ≤ c} A[i, c']: kernel i is placed in stage c or before (A holds C columns per kernel).
+inline linear_expr dfmodel_prefix(const std::vector<var>& A, std::size_t C, std::size_t i, std::size_t c) {
+  linear_expr e;
+  for (std::size_t k = 0; k <= c; ++k) e.add(A[i * C + k], 1.0);
+  return e;
+}
+
+/// The network time of tensor t's (number j) scheme transition, counted in the stage of its
+/// source: q[a, b] pairs the source's scheme a with the destination's b, and v[c] ≥ hm when the
+/// source is in stage c (big-M on A). Adds v[c] to net[c]; nothing when every cost is zero.
+inline void add_dfmodel_transition_net(model& m, const dfmodel_tensor& t, std::size_t j,
+                                       const std::vector<var>& s_src, const std::vector<var>& s_dst,
+                                       const std::vector<var>& A, std::size_t C, std::vector<linear_expr>& net) {
+  const std::string tj = std::to_string(j);
+  double M = 0;
+  for (const auto& row : t.transition_cost)
+    for (double x : row) M = std::max(M, x);
+  if (M <= 0) return;
+  const std::size_t za = s_src.size(), zb = s_dst.size();
+  std::vector<var> q(za * zb);
+  for (std::size_t a = 0; a < za; ++a)
+    for (std::size_t b = 0; b < zb; ++b)
+      q[a * zb + b] = m.add_continuous(0, 1, "q_" + tj + "_" + std::to_string(a) + "_" + std::to_string(b));
+  for (std::size_t a = 0; a < za; ++a) {
+    linear_expr e;
+    for (std::size_t b = 0; b < zb; ++b) e.add(q[a * zb + b], 1.0);
+    m.add(e == linear_expr(s_src[a]), "pairsrc_" + tj + "_" + std::to_string(a));
+  }
+  for (std::size_t b = 0; b < zb; ++b) {
+    linear_expr e;
+    for (std::size_t a = 0; a < za; ++a) e.add(q[a * zb + b], 1.0);
+    m.add(e == linear_expr(s_dst[b]), "pairdst_" + tj + "_" + std::to_string(b));
+  }
+  linear_expr hm;
+  for (std::size_t a = 0; a < za; ++a)
+    for (std::size_t b = 0; b < zb; ++b)
+      if (t.transition_cost[a][b] != 0) hm.add(q[a * zb + b], t.transition_cost[a][b]);
+  for (std::size_t c = 0; c < C; ++c) {
+    const var v = m.add_continuous(0, infinity, "v_" + tj + "_" + std::to_string(c));
+    m.add(linear_expr(v) >= hm - M * (1.0 - linear_expr(A[t.src * C + c])), "tensornet_" + tj + "_" + std::to_string(c));
+    net[c].add(v, 1.0);
+  }
+}
+
+/// The DRAM capacity of every stage: tensor j's bytes count in stage c from its source's stage
+/// to its destination's, less B[j, c] ≤ A[src, c], A[dst, c] (both ends in stage c).
+inline void add_dfmodel_dram_limits(model& m, const dfmodel_inter_chip_problem& p, const std::vector<var>& A) {
+  const std::size_t C = p.stages;
+  std::vector<linear_expr> dram(C);
+  for (std::size_t j = 0; j < p.tensors.size(); ++j) {
+    const auto& t = p.tensors[j];
+    if (t.bytes <= 0) continue;
+    for (std::size_t c = 0; c < C; ++c) {
+      const var B = m.add_continuous(0, 1, "B_" + std::to_string(j) + "_" + std::to_string(c));
+      m.add(linear_expr(B) <= linear_expr(A[t.src * C + c]), "Bsrc_" + std::to_string(j) + "_" + std::to_string(c));
+      m.add(linear_expr(B) <= linear_expr(A[t.dst * C + c]), "Bdst_" + std::to_string(j) + "_" + std::to_string(c));
+      linear_expr life = dfmodel_prefix(A, C, t.src, c) - linear_expr(B);
+      if (c > 0) life -= dfmodel_prefix(A, C, t.dst, c - 1);
+      dram[c] += t.bytes * life;
+    }
+  }
+  for (std::size_t c = 0; c < C; ++c) m.add(dram[c] <= p.dram_capacity, "dram_" + std::to_string(c));
+}
+
+}  // namespace detail
+
 /// Builds the inter-chip MILP of `p`. Throws std::invalid_argument on malformed input.
 [[nodiscard]] inline dfmodel_inter_chip_ilp build_dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem& p) {
   check_dfmodel_problem(p);
@@ -308,11 +376,7 @@ class dfmodel_inter_chip_ilp {
     m.add(sum(ilp.s_[i]) == 1.0, "scheme_" + std::to_string(i));
   }
   auto A = [&](std::size_t i, std::size_t c) { return ilp.A_[i * C + c]; };
-  auto prefix = [&](std::size_t i, std::size_t c) {  // Σ_{c' ≤ c} A[i, c']
-    linear_expr e;
-    for (std::size_t k = 0; k <= c; ++k) e.add(A(i, k), 1.0);
-    return e;
-  };
+  auto prefix = [&](std::size_t i, std::size_t c) { return detail::dfmodel_prefix(ilp.A_, C, i, c); };
   for (std::size_t j = 0; j < p.tensors.size(); ++j)
     for (std::size_t c = 0; c + 1 < C; ++c)
       m.add(prefix(p.tensors[j].dst, c) <= prefix(p.tensors[j].src, c),
@@ -340,34 +404,7 @@ class dfmodel_inter_chip_ilp {
     if (t.bytes > 0)
       for (std::size_t c = 0; c + 1 < C; ++c)  // L'[j,c] = P_src(c) − P_dst(c); zero in the last stage
         p2p[c] += (t.bytes / p.bandwidth_after(c)) * (prefix(t.src, c) - prefix(t.dst, c));
-    double M = 0;
-    for (const auto& row : t.transition_cost)
-      for (double x : row) M = std::max(M, x);
-    if (M <= 0) continue;
-    const std::size_t za = p.kernels[t.src].scheme_cost.size(), zb = p.kernels[t.dst].scheme_cost.size();
-    std::vector<var> q(za * zb);
-    for (std::size_t a = 0; a < za; ++a)
-      for (std::size_t b = 0; b < zb; ++b)
-        q[a * zb + b] = m.add_continuous(0, 1, "q_" + tj + "_" + std::to_string(a) + "_" + std::to_string(b));
-    for (std::size_t a = 0; a < za; ++a) {
-      linear_expr e;
-      for (std::size_t b = 0; b < zb; ++b) e.add(q[a * zb + b], 1.0);
-      m.add(e == linear_expr(ilp.s_[t.src][a]), "pairsrc_" + tj + "_" + std::to_string(a));
-    }
-    for (std::size_t b = 0; b < zb; ++b) {
-      linear_expr e;
-      for (std::size_t a = 0; a < za; ++a) e.add(q[a * zb + b], 1.0);
-      m.add(e == linear_expr(ilp.s_[t.dst][b]), "pairdst_" + tj + "_" + std::to_string(b));
-    }
-    linear_expr hm;
-    for (std::size_t a = 0; a < za; ++a)
-      for (std::size_t b = 0; b < zb; ++b)
-        if (t.transition_cost[a][b] != 0) hm.add(q[a * zb + b], t.transition_cost[a][b]);
-    for (std::size_t c = 0; c < C; ++c) {
-      const var v = m.add_continuous(0, infinity, "v_" + tj + "_" + std::to_string(c));
-      m.add(linear_expr(v) >= hm - M * (1.0 - linear_expr(A(t.src, c))), "tensornet_" + tj + "_" + std::to_string(c));
-      net[c].add(v, 1.0);
-    }
+    detail::add_dfmodel_transition_net(m, t, j, ilp.s_[t.src], ilp.s_[t.dst], ilp.A_, C, net);
   }
   for (std::size_t c = 0; c < C; ++c) {
     const std::string sc = std::to_string(c);
@@ -379,22 +416,7 @@ class dfmodel_inter_chip_ilp {
       m.add(linear_expr(ilp.T_) >= comp[c] + net[c] + p2p[c], "critical_" + sc);
     }
   }
-  if (std::isfinite(p.dram_capacity)) {
-    std::vector<linear_expr> dram(C);
-    for (std::size_t j = 0; j < p.tensors.size(); ++j) {
-      const auto& t = p.tensors[j];
-      if (t.bytes <= 0) continue;
-      for (std::size_t c = 0; c < C; ++c) {
-        const var B = m.add_continuous(0, 1, "B_" + std::to_string(j) + "_" + std::to_string(c));
-        m.add(linear_expr(B) <= linear_expr(A(t.src, c)), "Bsrc_" + std::to_string(j) + "_" + std::to_string(c));
-        m.add(linear_expr(B) <= linear_expr(A(t.dst, c)), "Bdst_" + std::to_string(j) + "_" + std::to_string(c));
-        linear_expr life = prefix(t.src, c) - linear_expr(B);
-        if (c > 0) life -= prefix(t.dst, c - 1);
-        dram[c] += t.bytes * life;
-      }
-    }
-    for (std::size_t c = 0; c < C; ++c) m.add(dram[c] <= p.dram_capacity, "dram_" + std::to_string(c));
-  }
+  if (std::isfinite(p.dram_capacity)) detail::add_dfmodel_dram_limits(m, p, ilp.A_);
   m.minimize(ilp.T_);
   return ilp;
 }

@@ -204,6 +204,46 @@ class mapping_ilp {
   std::vector<std::size_t> time_rows_;  // rows t − Σ ... ≥ c_u(s)
 };
 
+namespace detail {
+
+/// Rows that break the symmetries of the mapping MILP (R ≥ 2): the copies of the pipeline in
+/// device order (p2p); with allreduce, each stage's ring rotated to start on its smallest device
+/// (and reflected on a symmetric topology), and the rings of identical stages in device order.
+/// x[v·D + d]: vertex v on device d.
+inline void add_mapping_symmetry_rows(model& m, const stage_graph& g, const link_costs& L, const std::vector<var>& x,
+                                      bool allreduce) {
+  const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
+  auto devnum = [&](std::size_t v) {
+    linear_expr e;
+    for (std::size_t d = 1; d < D; ++d) e.add(x[v * D + d], static_cast<double>(d));
+    return e;
+  };
+  if (!allreduce) {
+    for (std::size_t r = 0; r + 1 < R; ++r)
+      m.add(devnum(g.vertex(0, r)) + 1.0 <= devnum(g.vertex(0, r + 1)), "sym_copies_" + std::to_string(r));
+  } else {
+    for (std::size_t s = 0; s < S; ++s) {
+      for (std::size_t q = 1; q < R; ++q)
+        m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s, q)), "sym_rotate_s" + std::to_string(s) + "_" + std::to_string(q));
+      if (R >= 3 && L.symmetric())
+        m.add(devnum(g.vertex(s, 1)) + 1.0 <= devnum(g.vertex(s, R - 1)), "sym_reflect_s" + std::to_string(s));
+    }
+    // Identical stages: their rings can be swapped; order them by their smallest device.
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t s2 = s + 1; s2 < S; ++s2) {
+        if (g.compute_ms(s) != g.compute_ms(s2) || g.param_bytes(s) != g.param_bytes(s2)) continue;
+        bool between_identical = false;  // only order consecutive members of a class
+        for (std::size_t k = s + 1; k < s2; ++k)
+          if (g.compute_ms(k) == g.compute_ms(s) && g.param_bytes(k) == g.param_bytes(s)) between_identical = true;
+        if (!between_identical)
+          m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s2, 0)),
+                "sym_swap_s" + std::to_string(s) + "_s" + std::to_string(s2));
+      }
+  }
+}
+
+}  // namespace detail
+
 /// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
 /// topology has fewer than S·R devices, for the combined model, or for per-stage replica counts
 /// (the model is written for R copies of the stage graph; the backtracking mapper takes those).
@@ -303,35 +343,7 @@ class mapping_ilp {
     }
   }
 
-  if (o.symmetry_breaking && R >= 2) {
-    auto devnum = [&](std::size_t v) {
-      linear_expr e;
-      for (std::size_t d = 1; d < D; ++d) e.add(X(v, d), static_cast<double>(d));
-      return e;
-    };
-    if (!allreduce) {
-      for (std::size_t r = 0; r + 1 < R; ++r)
-        m.add(devnum(g.vertex(0, r)) + 1.0 <= devnum(g.vertex(0, r + 1)), "sym_copies_" + std::to_string(r));
-    } else {
-      for (std::size_t s = 0; s < S; ++s) {
-        for (std::size_t q = 1; q < R; ++q)
-          m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s, q)), "sym_rotate_s" + std::to_string(s) + "_" + std::to_string(q));
-        if (R >= 3 && L.symmetric())
-          m.add(devnum(g.vertex(s, 1)) + 1.0 <= devnum(g.vertex(s, R - 1)), "sym_reflect_s" + std::to_string(s));
-      }
-      // Identical stages: their rings can be swapped; order them by their smallest device.
-      for (std::size_t s = 0; s < S; ++s)
-        for (std::size_t s2 = s + 1; s2 < S; ++s2) {
-          if (g.compute_ms(s) != g.compute_ms(s2) || g.param_bytes(s) != g.param_bytes(s2)) continue;
-          bool between_identical = false;  // only order consecutive members of a class
-          for (std::size_t k = s + 1; k < s2; ++k)
-            if (g.compute_ms(k) == g.compute_ms(s) && g.param_bytes(k) == g.param_bytes(s)) between_identical = true;
-          if (!between_identical)
-            m.add(devnum(g.vertex(s, 0)) + 1.0 <= devnum(g.vertex(s2, 0)),
-                  "sym_swap_s" + std::to_string(s) + "_s" + std::to_string(s2));
-        }
-    }
-  }
+  if (o.symmetry_breaking && R >= 2) detail::add_mapping_symmetry_rows(m, g, L, p.x_, allreduce);
   m.minimize(p.t_);
   return p;
 }

@@ -177,6 +177,92 @@ inline void add_chip_triangle_rows(model& m, const std::vector<var>& x,
       }
 }
 
+namespace detail {
+
+/// An edge of the operator graph with its bytes.
+struct partition_edge {
+  std::size_t u, v;
+  double bytes;
+};
+
+inline std::vector<partition_edge> partition_edges(const op_graph& g) {
+  const auto& st = g.structure();
+  std::vector<partition_edge> edges;
+  for (std::size_t u = 0; u < g.num_vertices(); ++u) {
+    const auto succ = st.out_edges(u);
+    for (std::size_t k = 0; k < succ.size(); ++k)
+      edges.push_back({u, static_cast<std::size_t>(succ[k]),
+                       g.edge_bytes_of(static_cast<csr_dag::edge_type>(st.first_out_edge(u) + k))});
+  }
+  return edges;
+}
+
+/// cut[i][s] ≥ |x[u, s] − x[v, s]| for every edge i = (u, v) with bytes (the others get none).
+inline std::vector<std::vector<var>> add_cut_indicators(model& m, const std::vector<var>& x,
+                                                        const std::vector<partition_edge>& edges, std::size_t S) {
+  std::vector<std::vector<var>> cut(edges.size());
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    if (edges[i].bytes <= 0) continue;
+    cut[i].resize(S);
+    for (std::size_t s = 0; s < S; ++s) {
+      const var c = m.add_continuous(0, 1, "cut_e" + std::to_string(i) + "_s" + std::to_string(s));
+      cut[i][s] = c;
+      const linear_expr xu(x[edges[i].u * S + s]), xv(x[edges[i].v * S + s]);
+      m.add(linear_expr(c) >= xu - xv, "cutout_e" + std::to_string(i) + "_s" + std::to_string(s));
+      m.add(linear_expr(c) >= xv - xu, "cutin_e" + std::to_string(i) + "_s" + std::to_string(s));
+    }
+  }
+  return cut;
+}
+
+/// The bottleneck t ≥ each stage's time (compute and cut bytes, divided by R); returns t.
+inline var add_partition_time_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
+                                   const std::vector<partition_edge>& edges,
+                                   const std::vector<std::vector<var>>& cut, bool tighten) {
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  const double R = static_cast<double>(o.cost.replicas);
+  auto X = [&](std::size_t v, std::size_t s) { return x[v * S + s]; };
+  double total = 0, heaviest = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    total += g.compute_ms(v);
+    heaviest = std::max(heaviest, g.compute_ms(v));
+  }
+  const double tmin = tighten ? std::max(total / (static_cast<double>(S) * R), heaviest / R) : 0.0;
+  const var t = m.add_continuous(tmin, infinity, "t");
+  const double per_byte = cut_ms_per_byte(o.cost) / R;  // ms per cut byte, divided by R (stage_cost.hpp)
+  for (std::size_t s = 0; s < S; ++s) {
+    linear_expr time;
+    for (std::size_t v = 0; v < n; ++v)
+      if (g.compute_ms(v) != 0) time.add(X(v, s), g.compute_ms(v) / R);
+    for (std::size_t i = 0; i < edges.size(); ++i)
+      if (!cut[i].empty()) time.add(cut[i][s], edges[i].bytes * per_byte);
+    m.add(linear_expr(t) >= time, "time_s" + std::to_string(s));
+  }
+  return t;
+}
+
+/// Each stage's memory within R devices' memory (times the micro-batches).
+inline void add_partition_memory_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
+                                      const std::vector<partition_edge>& edges,
+                                      const std::vector<std::vector<var>>& cut) {
+  const std::size_t n = g.num_vertices(), S = o.stages;
+  const double R = static_cast<double>(o.cost.replicas);
+  const double MB = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
+  auto X = [&](std::size_t v, std::size_t s) { return x[v * S + s]; };
+  // Σ mem x + Σ b c <= R · DM · MB, in GB so that coefficients stay moderate.
+  constexpr double gb = 1e-9;
+  for (std::size_t s = 0; s < S; ++s) {
+    linear_expr mem;
+    for (std::size_t v = 0; v < n; ++v)
+      if (g.memory_bytes(v) != 0) mem.add(X(v, s), g.memory_bytes(v) * gb);
+    for (std::size_t i = 0; i < edges.size(); ++i)
+      if (!cut[i].empty()) mem.add(cut[i][s], edges[i].bytes * gb);
+    m.add(mem <= R * o.cost.device_memory_bytes * MB * gb, "memory_s" + std::to_string(s));
+  }
+}
+
+}  // namespace detail
+
 /// The shared builder: partitioning (candidate == nullptr) or repair.
 inline partition_ilp build_partition_model(const op_graph& g, const partition_options& o, bool tighten,
                                            bool with_time, const std::vector<std::size_t>* candidate,
@@ -191,8 +277,6 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
     p.candidate_ = *candidate;
     m.set_name("devplace_partition_repair");
   }
-  const double R = static_cast<double>(o.cost.replicas);
-  const double MB = static_cast<double>(std::max<std::size_t>(o.cost.micro_batches, 1));
   const bool memory = std::isfinite(o.cost.device_memory_bytes);
   const auto& st = g.structure();
 
@@ -214,18 +298,7 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
     }
   auto X = [&](std::size_t v, std::size_t s) { return p.x_[v * S + s]; };
 
-  // Edges with their bytes.
-  struct edge {
-    std::size_t u, v;
-    double bytes;
-  };
-  std::vector<edge> edges;
-  for (std::size_t u = 0; u < n; ++u) {
-    const auto succ = st.out_edges(u);
-    for (std::size_t k = 0; k < succ.size(); ++k)
-      edges.push_back({u, static_cast<std::size_t>(succ[k]),
-                       g.edge_bytes_of(static_cast<csr_dag::edge_type>(st.first_out_edge(u) + k))});
-  }
+  const std::vector<detail::partition_edge> edges = detail::partition_edges(g);
 
   for (std::size_t v = 0; v < n; ++v) {
     linear_expr e;
@@ -257,51 +330,11 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
   }
 
   // Cut indicators, only for edges whose bytes enter a row.
-  const bool need_cut = with_time || memory;
-  std::vector<std::vector<var>> cut(edges.size());
-  if (need_cut)
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      if (edges[i].bytes <= 0) continue;
-      cut[i].resize(S);
-      for (std::size_t s = 0; s < S; ++s) {
-        const var c = m.add_continuous(0, 1, "cut_e" + std::to_string(i) + "_s" + std::to_string(s));
-        cut[i][s] = c;
-        const linear_expr xu(X(edges[i].u, s)), xv(X(edges[i].v, s));
-        m.add(linear_expr(c) >= xu - xv, "cutout_e" + std::to_string(i) + "_s" + std::to_string(s));
-        m.add(linear_expr(c) >= xv - xu, "cutin_e" + std::to_string(i) + "_s" + std::to_string(s));
-      }
-    }
+  const std::vector<std::vector<var>> cut =
+      with_time || memory ? detail::add_cut_indicators(m, p.x_, edges, S) : std::vector<std::vector<var>>(edges.size());
 
-  if (with_time) {
-    double total = 0, heaviest = 0;
-    for (std::size_t v = 0; v < n; ++v) {
-      total += g.compute_ms(v);
-      heaviest = std::max(heaviest, g.compute_ms(v));
-    }
-    const double tmin = tighten ? std::max(total / (static_cast<double>(S) * R), heaviest / R) : 0.0;
-    p.t_ = m.add_continuous(tmin, infinity, "t");
-    const double per_byte = cut_ms_per_byte(o.cost) / R;  // ms per cut byte, divided by R (stage_cost.hpp)
-    for (std::size_t s = 0; s < S; ++s) {
-      linear_expr time;
-      for (std::size_t v = 0; v < n; ++v)
-        if (g.compute_ms(v) != 0) time.add(X(v, s), g.compute_ms(v) / R);
-      for (std::size_t i = 0; i < edges.size(); ++i)
-        if (!cut[i].empty()) time.add(cut[i][s], edges[i].bytes * per_byte);
-      m.add(linear_expr(p.t_) >= time, "time_s" + std::to_string(s));
-    }
-  }
-  if (memory) {
-    // Σ mem x + Σ b c <= R · DM · MB, in GB so that coefficients stay moderate.
-    constexpr double gb = 1e-9;
-    for (std::size_t s = 0; s < S; ++s) {
-      linear_expr mem;
-      for (std::size_t v = 0; v < n; ++v)
-        if (g.memory_bytes(v) != 0) mem.add(X(v, s), g.memory_bytes(v) * gb);
-      for (std::size_t i = 0; i < edges.size(); ++i)
-        if (!cut[i].empty()) mem.add(cut[i][s], edges[i].bytes * gb);
-      m.add(mem <= R * o.cost.device_memory_bytes * MB * gb, "memory_s" + std::to_string(s));
-    }
-  }
+  if (with_time) p.t_ = detail::add_partition_time_rows(m, g, o, p.x_, edges, cut, tighten);
+  if (memory) detail::add_partition_memory_rows(m, g, o, p.x_, edges, cut);
 
   if (!candidate) {
     m.minimize(p.t_);

@@ -328,7 +328,6 @@ class phaze_schedule_ilp {
  private:
 
   void build() {
-    const std::size_t n = in_.n, pairs = std::min(o_.tensor_cores, o_.vector_cores);
     bool has_fused = false, has_zero = false;
     for (const auto& op : in_.ops) {
       has_fused = has_fused || op.kind == phaze_op_kind::fused;
@@ -336,6 +335,18 @@ class phaze_schedule_ilp {
       if ((op.kind != phaze_op_kind::vector && o_.tensor_cores == 0) || (op.kind != phaze_op_kind::tensor && o_.vector_cores == 0))
         throw std::invalid_argument("phaze_schedule: an operator needs a core type the accelerator does not have");
     }
+    add_time_and_order_vars();
+    add_order_rows(has_zero);
+    add_core_families(has_fused);
+    add_sharing_rows(ztc_, "sharetc_");
+    add_sharing_rows(zvc_, "sharevc_");
+    m_.minimize(T_);
+  }
+
+  /// The makespan T, the start t_i and the parallel flag y_i of every operator; x_ij (i before j)
+  /// for ordered incomparable pairs only (has_x_), the others being constants.
+  void add_time_and_order_vars() {
+    const std::size_t n = in_.n;
     H_ = 0;
     for (const auto& op : in_.ops) H_ += std::min(op.latency, op.parallel_latency);
     auto& m = m_;
@@ -346,97 +357,113 @@ class phaze_schedule_ilp {
       t_[i] = m.add_continuous(0, H_, "t_" + std::to_string(i));
       y_[i] = m.add_binary("y_" + std::to_string(i));
     }
-    auto p = [&](std::size_t i) {
-      linear_expr e(in_.ops[i].latency);
-      e.add(y_[i], in_.ops[i].parallel_latency - in_.ops[i].latency);
-      return e;
-    };
-    // x for ordered incomparable pairs; constants elsewhere.
     x_.assign(n * n, var{});
-    std::vector<char> has_x(n * n, 0);
+    has_x_.assign(n * n, 0);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
         if (i != j && !in_.reach.comparable(i, j)) {
           x_[i * n + j] = m.add_binary("x_" + std::to_string(i) + "_" + std::to_string(j));
-          has_x[i * n + j] = 1;
+          has_x_[i * n + j] = 1;
         }
-    auto X = [&](std::size_t i, std::size_t j) -> linear_expr {
-      if (has_x[i * n + j]) return linear_expr(x_[i * n + j]);
-      return linear_expr(in_.reach.reaches(i, j) ? 1.0 : 0.0);
-    };
-    for (std::size_t i = 0; i < n; ++i) m.add(linear_expr(T_) >= linear_expr(t_[i]) + p(i), "makespan_" + std::to_string(i));
-    for (std::size_t i = 0; i < n; ++i)
-      for (auto j : in_.succ[i])
-        m.add(linear_expr(t_[i]) + p(i) <= linear_expr(t_[j]), "prec_" + std::to_string(i) + "_" + std::to_string(j));
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = i + 1; j < n; ++j)
-        if (has_x[i * n + j]) m.add(X(i, j) + X(j, i) <= 1.0, "order_" + std::to_string(i) + "_" + std::to_string(j));
+  }
+
+  /// The latency of operator i: its parallel latency when y_i.
+  [[nodiscard]] linear_expr duration(std::size_t i) const {
+    linear_expr e(in_.ops[i].latency);
+    e.add(y_[i], in_.ops[i].parallel_latency - in_.ops[i].latency);
+    return e;
+  }
+  /// i before j: x_ij, or the constant the precedence gives.
+  [[nodiscard]] linear_expr X(std::size_t i, std::size_t j) const {
+    const std::size_t n = in_.n;
+    if (has_x_[i * n + j]) return linear_expr(x_[i * n + j]);
+    return linear_expr(in_.reach.reaches(i, j) ? 1.0 : 0.0);
+  }
+
+  /// Makespan, precedence, disjunctive and (where asked, or where a latency is zero) transitivity rows.
+  void add_order_rows(bool has_zero) {
+    const std::size_t n = in_.n;
+    auto& m = m_;
+  for (std::size_t i = 0; i < n; ++i) m.add(linear_expr(T_) >= linear_expr(t_[i]) + duration(i), "makespan_" + std::to_string(i));
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto j : in_.succ[i])
+      m.add(linear_expr(t_[i]) + duration(i) <= linear_expr(t_[j]), "prec_" + std::to_string(i) + "_" + std::to_string(j));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (has_x_[i * n + j]) m.add(X(i, j) + X(j, i) <= 1.0, "order_" + std::to_string(i) + "_" + std::to_string(j));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (has_x_[i * n + j]) {
+        m.add(linear_expr(t_[i]) + duration(i) - H_ * (1.0 - X(i, j)) <= linear_expr(t_[j]),
+              "disj_" + std::to_string(i) + "_" + std::to_string(j));
+        m.add(X(i, j) + X(j, i) >= linear_expr(y_[i]), "alone_" + std::to_string(i) + "_" + std::to_string(j));
+      }
+  const bool trans = o_.transitivity == phaze_transitivity::always ||
+                     (o_.transitivity == phaze_transitivity::automatic && has_zero);
+  if (trans)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
-        if (has_x[i * n + j]) {
-          m.add(linear_expr(t_[i]) + p(i) - H_ * (1.0 - X(i, j)) <= linear_expr(t_[j]),
-                "disj_" + std::to_string(i) + "_" + std::to_string(j));
-          m.add(X(i, j) + X(j, i) >= linear_expr(y_[i]), "alone_" + std::to_string(i) + "_" + std::to_string(j));
+        for (std::size_t k = 0; k < n; ++k) {
+          if (i == j || j == k || i == k) continue;
+          if (!has_x_[i * n + j] && !has_x_[j * n + k] && !has_x_[i * n + k]) continue;  // constants: holds
+          // Vacuous when x_ik is the constant 1 (i ≺ k) or x_ij or x_jk the constant 0.
+          if ((!has_x_[i * n + k] && in_.reach.reaches(i, k)) || (!has_x_[i * n + j] && !in_.reach.reaches(i, j)) ||
+              (!has_x_[j * n + k] && !in_.reach.reaches(j, k)))
+            continue;
+          m.add(X(i, k) >= X(i, j) + X(j, k) - 1.0,
+                "trans_" + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(k));
         }
-    const bool trans = o_.transitivity == phaze_transitivity::always ||
-                       (o_.transitivity == phaze_transitivity::automatic && has_zero);
-    if (trans)
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-          for (std::size_t k = 0; k < n; ++k) {
-            if (i == j || j == k || i == k) continue;
-            if (!has_x[i * n + j] && !has_x[j * n + k] && !has_x[i * n + k]) continue;  // constants: holds
-            // Vacuous when x_ik is the constant 1 (i ≺ k) or x_ij or x_jk the constant 0.
-            if ((!has_x[i * n + k] && in_.reach.reaches(i, k)) || (!has_x[i * n + j] && !in_.reach.reaches(i, j)) ||
-                (!has_x[j * n + k] && !in_.reach.reaches(j, k)))
-              continue;
-            m.add(X(i, k) >= X(i, j) + X(j, k) - 1.0,
-                  "trans_" + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(k));
-          }
-    // Core assignment families.
-    ztc_.assign(n, {});
-    zvc_.assign(n, {});
-    const bool sym = o_.symmetry_breaking && !has_fused;
-    std::size_t tc_rank = 0, vc_rank = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto kind = in_.ops[i].kind;
-      if (kind == phaze_op_kind::fused) {
-        if (!(o_.tensor_core_rows || o_.vector_core_rows)) continue;
-        for (std::size_t c = 0; c < pairs; ++c) ztc_[i].push_back(m.add_binary("zf_" + std::to_string(i) + "_" + std::to_string(c)));
-        zvc_[i] = ztc_[i];  // (14): the same pair variable in both families
-        m.add(linear_expr(y_[i]) + sum(ztc_[i]) == 1.0, "core_" + std::to_string(i));
-      } else if (kind == phaze_op_kind::tensor && o_.tensor_core_rows) {
-        for (std::size_t c = 0; c < o_.tensor_cores; ++c) {
-          ztc_[i].push_back(m.add_binary("ztc_" + std::to_string(i) + "_" + std::to_string(c)));
-          if (sym && c > tc_rank) m.fix(ztc_[i].back(), 0);
-        }
-        ++tc_rank;
-        m.add(linear_expr(y_[i]) + sum(ztc_[i]) == 1.0, "core_" + std::to_string(i));
-      } else if (kind == phaze_op_kind::vector && o_.vector_core_rows) {
-        for (std::size_t c = 0; c < o_.vector_cores; ++c) {
-          zvc_[i].push_back(m.add_binary("zvc_" + std::to_string(i) + "_" + std::to_string(c)));
-          if (sym && c > vc_rank) m.fix(zvc_[i].back(), 0);
-        }
-        ++vc_rank;
-        m.add(linear_expr(y_[i]) + sum(zvc_[i]) == 1.0, "core_" + std::to_string(i));
+  }
+
+  /// The core assignment families: z_ic puts operator i on core c (unless it runs in parallel);
+  /// with symmetry breaking, the k-th operator of a kind may use only the first k + 1 cores.
+  void add_core_families(bool has_fused) {
+    const std::size_t n = in_.n, pairs = std::min(o_.tensor_cores, o_.vector_cores);
+    auto& m = m_;
+  ztc_.assign(n, {});
+  zvc_.assign(n, {});
+  const bool sym = o_.symmetry_breaking && !has_fused;
+  std::size_t tc_rank = 0, vc_rank = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto kind = in_.ops[i].kind;
+    if (kind == phaze_op_kind::fused) {
+      if (!(o_.tensor_core_rows || o_.vector_core_rows)) continue;
+      for (std::size_t c = 0; c < pairs; ++c) ztc_[i].push_back(m.add_binary("zf_" + std::to_string(i) + "_" + std::to_string(c)));
+      zvc_[i] = ztc_[i];  // (14): the same pair variable in both families
+      m.add(linear_expr(y_[i]) + sum(ztc_[i]) == 1.0, "core_" + std::to_string(i));
+    } else if (kind == phaze_op_kind::tensor && o_.tensor_core_rows) {
+      for (std::size_t c = 0; c < o_.tensor_cores; ++c) {
+        ztc_[i].push_back(m.add_binary("ztc_" + std::to_string(i) + "_" + std::to_string(c)));
+        if (sym && c > tc_rank) m.fix(ztc_[i].back(), 0);
       }
+      ++tc_rank;
+      m.add(linear_expr(y_[i]) + sum(ztc_[i]) == 1.0, "core_" + std::to_string(i));
+    } else if (kind == phaze_op_kind::vector && o_.vector_core_rows) {
+      for (std::size_t c = 0; c < o_.vector_cores; ++c) {
+        zvc_[i].push_back(m.add_binary("zvc_" + std::to_string(i) + "_" + std::to_string(c)));
+        if (sym && c > vc_rank) m.fix(zvc_[i].back(), 0);
+      }
+      ++vc_rank;
+      m.add(linear_expr(y_[i]) + sum(zvc_[i]) == 1.0, "core_" + std::to_string(i));
     }
-    auto share = [&](const std::vector<std::vector<var>>& z, const char* tag) {
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j) {
-          if (!has_x[i * n + j]) continue;
-          const std::size_t k = std::min(z[i].size(), z[j].size());
-          for (std::size_t c = 0; c < k; ++c) {
-            if (&z == &zvc_ && in_.ops[i].kind == phaze_op_kind::fused && in_.ops[j].kind == phaze_op_kind::fused)
-              continue;  // two fused ops on pair c: already ordered by the TC row
-            m.add(X(i, j) + X(j, i) >= linear_expr(z[i][c]) + linear_expr(z[j][c]) - 1.0,
-                  std::string(tag) + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(c));
-          }
+  }
+  }
+
+  /// Two operators on the same core of family z do not overlap.
+  void add_sharing_rows(const std::vector<std::vector<var>>& z, const char* tag) {
+    const std::size_t n = in_.n;
+    auto& m = m_;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j) {
+        if (!has_x_[i * n + j]) continue;
+        const std::size_t k = std::min(z[i].size(), z[j].size());
+        for (std::size_t c = 0; c < k; ++c) {
+          if (&z == &zvc_ && in_.ops[i].kind == phaze_op_kind::fused && in_.ops[j].kind == phaze_op_kind::fused)
+            continue;  // two fused ops on pair c: already ordered by the TC row
+          m.add(X(i, j) + X(j, i) >= linear_expr(z[i][c]) + linear_expr(z[j][c]) - 1.0,
+                std::string(tag) + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(c));
         }
-    };
-    share(ztc_, "sharetc_");
-    share(zvc_, "sharevc_");
-    m.minimize(T_);
+      }
   }
 
   ilp::model m_;
@@ -446,6 +473,7 @@ class phaze_schedule_ilp {
   var T_;
   std::vector<var> t_, y_, x_;
   std::vector<std::vector<var>> ztc_, zvc_;
+  std::vector<char> has_x_;  // x_ij is a variable (an incomparable pair)
 };
 
 /// Builds the scheduling ILP of the layer `g` whose operator v is `ops[v]`. Throws

@@ -342,33 +342,43 @@ class copy_cover_search {
         ++i;
         continue;
       }
-      // a complete embedding and its time; on the quotient, its device set (a prefix of every
-      // twin class) stands for its count vector: the fastest of each is kept as it comes
-      const double time = worst[S_];
-      if (quotient_) {
-        const auto [it, added] = index_of_set.try_emplace(std::string(reinterpret_cast<const char*>(used.data()), W * sizeof(std::uint64_t)),
-                                                          out.time.size());
-        if (!added) {
-          const std::size_t e = it->second;
-          if (time < out.time[e]) {
-            out.time[e] = time;
-            for (std::size_t s = 0; s < S_; ++s) emb[e * S_ + s] = static_cast<std::uint32_t>(dev[g.vertex(s, 0)]);
-          }
-          continue;
-        }
-      }
-      if (out.time.size() >= max_embeddings) {
+      // a complete embedding and its time
+      if (!record(dev, used, worst[S_], max_embeddings, index_of_set, out)) {
         a.nodes = nodes;
         a.enumeration_capped = a.embeddings_capped = true;
         a.embeddings = out.time.size();
         return false;
       }
-      for (std::size_t s = 0; s < S_; ++s) emb.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
-      out.time.push_back(time);
     }
     if (!quotient_) keep_fastest_per_device_set(out);
     a.nodes = nodes;
     out.next_change = next_change;
+    return true;
+  }
+
+  /// Records the complete embedding `dev` of copy 0 (its time `time`, its devices `used`); on the
+  /// quotient, its device set (a prefix of every twin class) stands for its count vector, and only
+  /// the fastest of each set is kept, as they come. False when the listing already holds
+  /// `max_embeddings`.
+  bool record(const std::vector<std::size_t>& dev, const std::vector<std::uint64_t>& used, double time,
+              std::size_t max_embeddings, std::unordered_map<std::string, std::size_t>& index_of_set,
+              copy_listing& out) const {
+    const auto& g = *g_;
+    if (quotient_) {
+      const auto [it, added] = index_of_set.try_emplace(
+          std::string(reinterpret_cast<const char*>(used.data()), used.size() * sizeof(std::uint64_t)), out.time.size());
+      if (!added) {
+        const std::size_t e = it->second;
+        if (time < out.time[e]) {
+          out.time[e] = time;
+          for (std::size_t s = 0; s < S_; ++s) out.dev[e * S_ + s] = static_cast<std::uint32_t>(dev[g.vertex(s, 0)]);
+        }
+        return true;
+      }
+    }
+    if (out.time.size() >= max_embeddings) return false;
+    for (std::size_t s = 0; s < S_; ++s) out.dev.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
+    out.time.push_back(time);
     return true;
   }
 

@@ -166,220 +166,12 @@ class group_cover_search {
   }
 
  private:
+  class class_pass;
+
   /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
   /// `merge_large`, else those of ≤ 2 devices.
   [[nodiscard]] group_cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
-                                        clock::time_point deadline) const {
-    group_cover_answer a;
-    if (!applies_) return a;
-    const std::size_t K = n_.nodes.size();
-    // the groups fitting on each node, and the classes: equal sizes and equal fitting groups
-    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> fit;  // group -> nodes
-    std::vector<std::uint64_t> fit_hash(K, 0);
-    for (std::size_t k = 0; k < K; ++k)
-      for (std::size_t j = 1; j <= std::min(nmax_, n_.nodes[k].size()); ++j)
-        for (const auto& e : buckets_[k * (nmax_ + 1) + j]) {
-          if (e.time > t) break;
-          fit[e.mask].push_back(static_cast<std::uint32_t>(k));
-          fit_hash[k] += mix(e.mask);
-        }
-    std::vector<std::uint32_t> class_of(K);
-    std::vector<std::vector<std::uint32_t>> members;  // nodes of each class
-    {
-      std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> ids;
-      for (std::size_t k = 0; k < K; ++k) {
-        const bool merge = merge_large || n_.nodes[k].size() <= 2;
-        auto [it, fresh] = ids.emplace(std::pair{n_.nodes[k].size(), merge ? fit_hash[k] : mix(k) ^ 0x5555}, static_cast<std::uint32_t>(members.size()));
-        if (fresh) members.emplace_back();
-        members[it->second].push_back(static_cast<std::uint32_t>(k));
-        class_of[k] = it->second;
-      }
-    }
-    const std::size_t C = members.size();
-    // merged nodes of more than 2 devices may not pack what their class is given; without them
-    // the decision is exact
-    bool relaxed = false;
-    for (const auto& m : members) relaxed = relaxed || (m.size() > 1 && n_.nodes[m[0]].size() > 2);
-    merge_large = relaxed;
-    std::unordered_map<std::uint64_t, std::uint32_t> set_of;  // group -> id of its set of classes
-    std::vector<std::vector<std::uint32_t>> sets;
-    {
-      std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
-      for (auto& [G, nodes] : fit) {
-        std::vector<std::uint32_t> cls;
-        for (auto k : nodes) cls.push_back(class_of[k]);
-        std::sort(cls.begin(), cls.end());
-        cls.erase(std::unique(cls.begin(), cls.end()), cls.end());
-        auto [it, fresh] = ids.emplace(cls, static_cast<std::uint32_t>(sets.size()));
-        if (fresh) sets.push_back(std::move(cls));
-        set_of.emplace(G, it->second);
-      }
-    }
-    std::vector<std::vector<std::uint64_t>> by_low(S_);
-    for (const auto& [G, id] : set_of) by_low[static_cast<std::size_t>(std::countr_zero(G))].push_back(G);
-    for (auto& b : by_low) std::sort(b.begin(), b.end());
-    // partitions, one per signature: the sorted (size, class set) of its groups
-    using signature = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-    std::map<signature, std::vector<std::uint64_t>> partitions;  // -> its groups in signature order
-    std::uint64_t steps = 0;
-    bool capped = false;
-    auto step = [&] {
-      ++steps;
-      if ((lim.listing_steps && steps > lim.listing_steps) || ((steps & 1023) == 0 && stopped(stop, deadline))) capped = true;
-      return !capped;
-    };
-    auto key_of = [&](std::uint64_t G) { return std::pair{static_cast<std::uint32_t>(std::popcount(G)), set_of.at(G)}; };
-    std::vector<std::uint64_t> cur;
-    auto list = [&](auto&& self, std::uint64_t covered) -> void {
-      if (!step()) return;
-      if (covered == full_) {
-        std::vector<std::uint64_t> gs(cur);
-        std::sort(gs.begin(), gs.end(), [&](std::uint64_t x, std::uint64_t y) { return key_of(x) < key_of(y); });
-        signature sg;
-        for (auto G : gs) sg.push_back(key_of(G));
-        partitions.emplace(std::move(sg), std::move(gs));
-        return;
-      }
-      for (auto G : by_low[static_cast<std::size_t>(std::countr_zero(~covered & full_))])
-        if (!(G & covered)) {
-          cur.push_back(G);
-          self(self, covered | G);
-          cur.pop_back();
-          if (capped) return;
-        }
-    };
-    list(list, 0);
-    a.nodes = steps;
-    if (capped) return a;
-    // count vectors over the classes; a copy puts at most m groups into a class of m nodes
-    std::vector<std::uint32_t> cap(C, 0);
-    for (std::size_t c = 0; c < C; ++c) cap[c] = static_cast<std::uint32_t>(members[c].size() * n_.nodes[members[c][0]].size());
-    std::vector<class_cover_packing::entry> entries;
-    std::vector<std::size_t> starts{0};
-    // per vector, its partition's groups and where their classes start in `witness_classes`
-    std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness;
-    std::vector<std::uint32_t> witness_classes;
-    std::vector<std::uint64_t> weight(C);
-    for (std::size_t c = 0; c < C; ++c) weight[c] = mix(c + 0x51ED);
-    vector_set seen(entries, starts);
-    for (const auto& part : partitions) {
-      const auto& sg = part.first;  // plain references: the lambda below reads them
-      const auto& groups = part.second;
-      std::vector<std::uint32_t> cls(sg.size()), load(C, 0), count(C, 0);
-      std::uint64_t h = 0;  // Σ_c load[c] · weight[c]
-      auto assign = [&](auto&& self, std::size_t i) -> void {
-        if (!step()) return;
-        if (i == sg.size()) {
-          if (seen.contains(h, load)) return;
-          if (seen.size() >= lim.vectors) {
-            capped = true;
-            return;
-          }
-          for (std::size_t c = 0; c < C; ++c)
-            if (load[c]) entries.push_back({static_cast<std::uint32_t>(c), load[c]});
-          starts.push_back(entries.size());
-          seen.insert(h);
-          witness.push_back({&groups, witness_classes.size()});
-          witness_classes.insert(witness_classes.end(), cls.begin(), cls.end());
-          return;
-        }
-        const bool same = i > 0 && sg[i] == sg[i - 1];
-        for (const auto c : sets[sg[i].second]) {
-          if ((same && c < cls[i - 1]) || count[c] == members[c].size() || load[c] + sg[i].first > cap[c]) continue;
-          ++count[c], load[c] += sg[i].first, cls[i] = c, h += weight[c] * sg[i].first;
-          self(self, i + 1);
-          --count[c], load[c] -= sg[i].first, h -= weight[c] * sg[i].first;
-          if (capped) return;
-        }
-      };
-      assign(assign, 0);
-      if (capped) break;
-    }
-    a.nodes = steps;
-    if (capped) return a;
-    // A packing is realised when each class's groups bin-pack into its nodes (depth-first,
-    // largest group first, nodes of equal room tried once; within a class every node takes the
-    // same groups). Without merged classes of more than 2 devices that cannot fail; with them, a
-    // packing that does not realise is searched past (`placing_tries` rejections at most).
-    struct item {
-      std::uint64_t group;
-      std::size_t copy;
-      std::uint32_t cls;
-    };
-    std::vector<item> items;
-    std::vector<std::size_t> room(K), node_of_item;
-    std::uint64_t tries = 0;
-    auto realise = [&](std::span<const std::size_t> solution) {
-      items.clear();
-      for (std::size_t r = 0; r < solution.size(); ++r) {
-        const auto& [groups, first] = witness[solution[r]];
-        for (std::size_t x = 0; x < groups->size(); ++x) items.push_back({(*groups)[x], r, witness_classes[first + x]});
-      }
-      std::stable_sort(items.begin(), items.end(), [](const item& x, const item& y) {
-        return x.cls < y.cls || (x.cls == y.cls && std::popcount(x.group) > std::popcount(y.group));
-      });
-      for (std::size_t k = 0; k < K; ++k) room[k] = n_.nodes[k].size();
-      node_of_item.assign(items.size(), 0);
-      // each class on its own (its items are consecutive): a class that does not pack rejects
-      std::uint64_t budget = lim.placing_nodes;
-      std::size_t end = 0;  // the end of the current class's items
-      auto place = [&](auto&& self, std::size_t i) -> bool {
-        if (i == end) return true;
-        ++tries;
-        if (lim.placing_nodes) {
-          if (budget == 0) return false;
-          --budget;
-        }
-        const auto z = static_cast<std::size_t>(std::popcount(items[i].group));
-        const auto& nodes = members[items[i].cls];
-        for (std::size_t q = 0; q < nodes.size(); ++q) {
-          const std::size_t k = nodes[q];
-          if (room[k] < z) continue;
-          bool tried = false;  // an earlier node of the class with the same room
-          for (std::size_t p = 0; p < q && !tried; ++p) tried = room[nodes[p]] == room[k];
-          if (tried) continue;
-          room[k] -= z, node_of_item[i] = k;
-          if (self(self, i + 1)) return true;
-          room[k] += z;
-        }
-        return false;
-      };
-      for (std::size_t begin = 0; begin < items.size(); begin = end) {
-        end = begin;
-        while (end < items.size() && items[end].cls == items[begin].cls) ++end;
-        if (!place(place, begin)) return false;
-      }
-      return true;
-    };
-    class_cover_packing pack(cap, entries, starts);
-    if (merge_large) pack.set_accept(realise, lim.placing_tries);
-    const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
-    a.nodes += pack.nodes() + tries;
-    a.rejected = pack.rejections();
-    if (o == class_cover_packing::outcome::stopped) {
-      a.relaxed_found = merge_large && pack.rejections() >= lim.placing_tries;
-      return a;  // unknown
-    }
-    if (o == class_cover_packing::outcome::none) {
-      if (pack.rejections() > 0) {
-        a.relaxed_found = true;
-        return a;  // unknown: some packings did not realise
-      }
-      a.answer = group_cover_answer::kind::none;
-      a.next_change = next_change(t);
-      return a;
-    }
-    if (!merge_large && !realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
-    a.dev.assign(g_->vertices(), 0);
-    std::vector<std::size_t> next_free(K, 0);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const auto k = node_of_item[i];
-      for (std::uint64_t m = items[i].group; m; m &= m - 1)
-        a.dev[g_->vertex(static_cast<std::size_t>(std::countr_zero(m)), items[i].copy)] = n_.nodes[k][next_free[k]++];
-    }
-    a.answer = group_cover_answer::kind::found;
-    return a;
-  }
+                                        clock::time_point deadline) const;
 
  private:
   struct entry {
@@ -473,5 +265,290 @@ class group_cover_search {
   bool applies_ = false;
   std::vector<std::vector<entry>> buckets_;  // [k · (nmax + 1) + j]: groups of j stages on node k, by T
 };
+
+/// The state of one decision on the classes (`group_cover_search::pass`), a member per step:
+/// the classes of nodes, the class sets where each group fits, the partitions of a copy into
+/// groups (one per signature), their count vectors, and the bin packing that realises a packing.
+class group_cover_search::class_pass {
+ public:
+  class_pass(const group_cover_search& gc, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline)
+      : gc_(gc), n_(gc.n_), lim_(lim), stop_(stop), deadline_(deadline), K_(gc.n_.nodes.size()), room_(K_) {}
+
+  /// The groups fitting on each node at t, and the classes: nodes of equal size and equal fitting
+  /// groups (only those of ≤ 2 devices unless `merge_large`). Whether a merged class has nodes of
+  /// more than 2 devices (the decision is then relaxed).
+  bool find_classes(double t, bool merge_large) {
+    std::vector<std::uint64_t> fit_hash(K_, 0);
+    for (std::size_t k = 0; k < K_; ++k)
+      for (std::size_t j = 1; j <= std::min(gc_.nmax_, n_.nodes[k].size()); ++j)
+        for (const auto& e : gc_.buckets_[k * (gc_.nmax_ + 1) + j]) {
+          if (e.time > t) break;
+          fit_[e.mask].push_back(static_cast<std::uint32_t>(k));
+          fit_hash[k] += mix(e.mask);
+        }
+    class_of_.resize(K_);
+    std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> ids;
+    for (std::size_t k = 0; k < K_; ++k) {
+      const bool merge = merge_large || n_.nodes[k].size() <= 2;
+      auto [it, fresh] = ids.emplace(std::pair{n_.nodes[k].size(), merge ? fit_hash[k] : mix(k) ^ 0x5555},
+                                     static_cast<std::uint32_t>(members_.size()));
+      if (fresh) members_.emplace_back();
+      members_[it->second].push_back(static_cast<std::uint32_t>(k));
+      class_of_[k] = it->second;
+    }
+    bool relaxed = false;
+    for (const auto& m : members_) relaxed = relaxed || (m.size() > 1 && n_.nodes[m[0]].size() > 2);
+    return relaxed;
+  }
+
+  /// The set of classes where each group fits (by id), and the groups by their lowest stage.
+  void find_class_sets() {
+    std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
+    for (auto& [G, nodes] : fit_) {
+      std::vector<std::uint32_t> cls;
+      for (auto k : nodes) cls.push_back(class_of_[k]);
+      std::sort(cls.begin(), cls.end());
+      cls.erase(std::unique(cls.begin(), cls.end()), cls.end());
+      auto [it, fresh] = ids.emplace(cls, static_cast<std::uint32_t>(sets_.size()));
+      if (fresh) sets_.push_back(std::move(cls));
+      set_of_.emplace(G, it->second);
+    }
+    by_low_.assign(gc_.S_, {});
+    for (const auto& [G, id] : set_of_) by_low_[static_cast<std::size_t>(std::countr_zero(G))].push_back(G);
+    for (auto& b : by_low_) std::sort(b.begin(), b.end());
+  }
+
+  /// The partitions of a copy into fitting groups, depth-first (the group of the lowest open
+  /// stage), one per signature: the sorted (size, class set) of its groups.
+  void list_partitions(std::uint64_t covered) {
+    if (!step()) return;
+    if (covered == gc_.full_) {
+      std::vector<std::uint64_t> gs(cur_);
+      std::sort(gs.begin(), gs.end(), [&](std::uint64_t x, std::uint64_t y) { return key_of(x) < key_of(y); });
+      signature sg;
+      for (auto G : gs) sg.push_back(key_of(G));
+      partitions_.emplace(std::move(sg), std::move(gs));
+      return;
+    }
+    for (auto G : by_low_[static_cast<std::size_t>(std::countr_zero(~covered & gc_.full_))])
+      if (!(G & covered)) {
+        cur_.push_back(G);
+        list_partitions(covered | G);
+        cur_.pop_back();
+        if (capped_) return;
+      }
+  }
+
+  /// The count vectors over the classes of every partition (a copy puts at most m groups into a
+  /// class of m nodes), each listed once with the partition and classes that gave it first.
+  void list_vectors() {
+    const std::size_t C = members_.size();
+    cap_.assign(C, 0);
+    for (std::size_t c = 0; c < C; ++c) cap_[c] = static_cast<std::uint32_t>(members_[c].size() * n_.nodes[members_[c][0]].size());
+    weight_.resize(C);
+    for (std::size_t c = 0; c < C; ++c) weight_[c] = mix(c + 0x51ED);
+    for (const auto& part : partitions_) {
+      sg_ = &part.first;
+      groups_ = &part.second;
+      cls_.assign(sg_->size(), 0);
+      load_.assign(C, 0);
+      count_.assign(C, 0);
+      h_ = 0;
+      assign(0);
+      if (capped_) break;
+    }
+  }
+
+  /// A packing is realised when each class's groups bin-pack into its nodes (depth-first,
+  /// largest group first, nodes of equal room tried once; within a class every node takes the
+  /// same groups). Without merged classes of more than 2 devices that cannot fail; with them, a
+  /// packing that does not realise is searched past (`placing_tries` rejections at most).
+  bool realise(std::span<const std::size_t> solution) {
+    items_.clear();
+    for (std::size_t r = 0; r < solution.size(); ++r) {
+      const auto& [groups, first] = witness_[solution[r]];
+      for (std::size_t x = 0; x < groups->size(); ++x) items_.push_back({(*groups)[x], r, witness_classes_[first + x]});
+    }
+    std::stable_sort(items_.begin(), items_.end(), [](const item& x, const item& y) {
+      return x.cls < y.cls || (x.cls == y.cls && std::popcount(x.group) > std::popcount(y.group));
+    });
+    for (std::size_t k = 0; k < K_; ++k) room_[k] = n_.nodes[k].size();
+    node_of_item_.assign(items_.size(), 0);
+    // each class on its own (its items are consecutive): a class that does not pack rejects
+    std::uint64_t budget = lim_.placing_nodes;
+    for (std::size_t begin = 0, end = 0; begin < items_.size(); begin = end) {
+      end = begin;
+      while (end < items_.size() && items_[end].cls == items_[begin].cls) ++end;
+      if (!place(begin, end, budget)) return false;
+    }
+    return true;
+  }
+
+  /// The device of every vertex from the last realised packing.
+  [[nodiscard]] std::vector<std::size_t> mapping() const {
+    std::vector<std::size_t> dev(gc_.g_->vertices(), 0);
+    std::vector<std::size_t> next_free(K_, 0);
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      const auto k = node_of_item_[i];
+      for (std::uint64_t m = items_[i].group; m; m &= m - 1)
+        dev[gc_.g_->vertex(static_cast<std::size_t>(std::countr_zero(m)), items_[i].copy)] = n_.nodes[k][next_free[k]++];
+    }
+    return dev;
+  }
+
+  [[nodiscard]] bool capped() const noexcept { return capped_; }
+  [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
+  [[nodiscard]] std::uint64_t tries() const noexcept { return tries_; }
+  [[nodiscard]] const std::vector<std::uint32_t>& capacities() const noexcept { return cap_; }
+  [[nodiscard]] const std::vector<class_cover_packing::entry>& entries() const noexcept { return entries_; }
+  [[nodiscard]] const std::vector<std::size_t>& starts() const noexcept { return starts_; }
+
+ private:
+  using signature = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+  struct item {
+    std::uint64_t group;
+    std::size_t copy;
+    std::uint32_t cls;
+  };
+
+  bool step() {
+    ++steps_;
+    if ((lim_.listing_steps && steps_ > lim_.listing_steps) || ((steps_ & 1023) == 0 && stopped(stop_, deadline_))) capped_ = true;
+    return !capped_;
+  }
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> key_of(std::uint64_t G) const {
+    return {static_cast<std::uint32_t>(std::popcount(G)), set_of_.at(G)};
+  }
+
+  /// The groups i.. of the current partition on classes where they fit (equal groups on
+  /// non-decreasing classes); each complete vector not seen before is listed.
+  void assign(std::size_t i) {
+    if (!step()) return;
+    const signature& sg = *sg_;
+    if (i == sg.size()) {
+      if (seen_.contains(h_, load_)) return;
+      if (seen_.size() >= lim_.vectors) {
+        capped_ = true;
+        return;
+      }
+      for (std::size_t c = 0; c < load_.size(); ++c)
+        if (load_[c]) entries_.push_back({static_cast<std::uint32_t>(c), load_[c]});
+      starts_.push_back(entries_.size());
+      seen_.insert(h_);
+      witness_.push_back({groups_, witness_classes_.size()});
+      witness_classes_.insert(witness_classes_.end(), cls_.begin(), cls_.end());
+      return;
+    }
+    const bool same = i > 0 && sg[i] == sg[i - 1];
+    for (const auto c : sets_[sg[i].second]) {
+      if ((same && c < cls_[i - 1]) || count_[c] == members_[c].size() || load_[c] + sg[i].first > cap_[c]) continue;
+      ++count_[c], load_[c] += sg[i].first, cls_[i] = c, h_ += weight_[c] * sg[i].first;
+      assign(i + 1);
+      --count_[c], load_[c] -= sg[i].first, h_ -= weight_[c] * sg[i].first;
+      if (capped_) return;
+    }
+  }
+
+  /// Bin-packs items i..end (one class) into the class's nodes, within `budget` nodes.
+  bool place(std::size_t i, std::size_t end, std::uint64_t& budget) {
+    if (i == end) return true;
+    ++tries_;
+    if (lim_.placing_nodes) {
+      if (budget == 0) return false;
+      --budget;
+    }
+    const auto z = static_cast<std::size_t>(std::popcount(items_[i].group));
+    const auto& nodes = members_[items_[i].cls];
+    for (std::size_t q = 0; q < nodes.size(); ++q) {
+      const std::size_t k = nodes[q];
+      if (room_[k] < z) continue;
+      bool tried = false;  // an earlier node of the class with the same room
+      for (std::size_t p = 0; p < q && !tried; ++p) tried = room_[nodes[p]] == room_[k];
+      if (tried) continue;
+      room_[k] -= z, node_of_item_[i] = k;
+      if (place(i + 1, end, budget)) return true;
+      room_[k] += z;
+    }
+    return false;
+  }
+
+  const group_cover_search& gc_;
+  const node_structure& n_;
+  const limits& lim_;
+  const std::atomic<bool>* stop_;
+  clock::time_point deadline_;
+  std::size_t K_;
+  // the classes
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> fit_;  // group -> nodes
+  std::vector<std::uint32_t> class_of_;
+  std::vector<std::vector<std::uint32_t>> members_;  // nodes of each class
+  // the class sets of the groups
+  std::unordered_map<std::uint64_t, std::uint32_t> set_of_;  // group -> id of its set of classes
+  std::vector<std::vector<std::uint32_t>> sets_;
+  std::vector<std::vector<std::uint64_t>> by_low_;
+  // the partitions, one per signature (-> its groups in signature order), and the listing's work
+  std::map<signature, std::vector<std::uint64_t>> partitions_;
+  std::vector<std::uint64_t> cur_;
+  std::uint64_t steps_ = 0;
+  bool capped_ = false;
+  // the count vectors; per vector, its partition's groups and where their classes start in
+  // `witness_classes_`
+  std::vector<std::uint32_t> cap_;
+  std::vector<std::uint64_t> weight_;
+  std::vector<class_cover_packing::entry> entries_;
+  std::vector<std::size_t> starts_{0};
+  vector_set seen_{entries_, starts_};
+  std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness_;
+  std::vector<std::uint32_t> witness_classes_;
+  // the partition being assigned: its signature, groups, classes, loads and counts per class,
+  // and the hash Σ_c load[c] · weight[c]
+  const signature* sg_ = nullptr;
+  const std::vector<std::uint64_t>* groups_ = nullptr;
+  std::vector<std::uint32_t> cls_, load_, count_;
+  std::uint64_t h_ = 0;
+  // the realisation
+  std::vector<item> items_;
+  std::vector<std::size_t> room_, node_of_item_;
+  std::uint64_t tries_ = 0;
+};
+
+inline group_cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large,
+                                                   const std::atomic<bool>* stop, clock::time_point deadline) const {
+  group_cover_answer a;
+  if (!applies_) return a;
+  class_pass st(*this, lim, stop, deadline);
+  // merged nodes of more than 2 devices may not pack what their class is given; without them
+  // the decision is exact
+  merge_large = st.find_classes(t, merge_large);
+  st.find_class_sets();
+  st.list_partitions(0);
+  a.nodes = st.steps();
+  if (st.capped()) return a;
+  st.list_vectors();
+  a.nodes = st.steps();
+  if (st.capped()) return a;
+  class_cover_packing pack(st.capacities(), st.entries(), st.starts());
+  if (merge_large) pack.set_accept([&st](std::span<const std::size_t> x) { return st.realise(x); }, lim.placing_tries);
+  const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
+  a.nodes += pack.nodes() + st.tries();
+  a.rejected = pack.rejections();
+  if (o == class_cover_packing::outcome::stopped) {
+    a.relaxed_found = merge_large && pack.rejections() >= lim.placing_tries;
+    return a;  // unknown
+  }
+  if (o == class_cover_packing::outcome::none) {
+    if (pack.rejections() > 0) {
+      a.relaxed_found = true;
+      return a;  // unknown: some packings did not realise
+    }
+    a.answer = group_cover_answer::kind::none;
+    a.next_change = next_change(t);
+    return a;
+  }
+  if (!merge_large && !st.realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
+  a.dev = st.mapping();
+  a.answer = group_cover_answer::kind::found;
+  return a;
+}
 
 }  // namespace devplace::detail
