@@ -12,6 +12,9 @@
 #include <devplace/topology/generators.hpp>
 #ifdef DEVPLACE_HAS_GLPK
 #include <devplace/ilp/backends/glpk.hpp>
+#if DEVPLACE_HEADER_ONLY
+#include <devplace/io/read_graph.ipp>  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #endif
 
 #include <cmath>

@@ -24,6 +24,9 @@
 #include "support/skip.hpp"
 #ifdef DEVPLACE_HAS_GLPK
 #include "devplace/ilp/backends/glpk.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #endif
 
 using namespace devplace;
