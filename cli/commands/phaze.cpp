@@ -18,14 +18,14 @@
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/sweep.hpp"
 #include "devplace/phaze/workload.hpp"
 #ifdef DEVPLACE_HAS_GLPK
 #include "devplace/ilp/backends/glpk.hpp"
-#if DEVPLACE_HEADER_ONLY
-#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
-#endif
 #endif
 
 namespace devplace::cli {

@@ -18,15 +18,15 @@
 #include <vector>
 
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/sweep/registry.hpp"
 #include "devplace/sweep/results.hpp"
 #include "support/skip.hpp"
 #ifdef DEVPLACE_HAS_GLPK
 #include "devplace/ilp/backends/glpk.hpp"
-#if DEVPLACE_HEADER_ONLY
-#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
-#endif
 #endif
 
 using namespace devplace;
