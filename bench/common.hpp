@@ -12,6 +12,9 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/partition/topo_dp.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::bench {
 

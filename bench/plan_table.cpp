@@ -14,6 +14,9 @@
 #include "common.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 namespace {
 

@@ -20,6 +20,9 @@
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 namespace {
 

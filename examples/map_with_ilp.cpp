@@ -10,6 +10,9 @@
 #include <devplace/map/mapper.hpp>
 #include <devplace/partition/topo_dp.hpp>
 #include <devplace/topology/generators.hpp>
+#if DEVPLACE_HEADER_ONLY
+#include <devplace/io/read_graph.ipp>  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #ifdef DEVPLACE_HAS_GLPK
 #include <devplace/ilp/backends/glpk.hpp>
 #endif

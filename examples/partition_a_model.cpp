@@ -6,6 +6,9 @@
 #include <devplace/partition/parmesan.hpp>
 #include <devplace/partition/pipeline_dp.hpp>
 #include <devplace/partition/topo_dp.hpp>
+#if DEVPLACE_HEADER_ONLY
+#include <devplace/io/read_graph.ipp>  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 #include <iostream>
 #include <string>

@@ -6,6 +6,9 @@
 #include <devplace/sim/plan_search.hpp>
 #include <devplace/topology/generators.hpp>
 #include <devplace/views/with_costs.hpp>
+#if DEVPLACE_HEADER_ONLY
+#include <devplace/sim/plan_search.ipp>  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 #include <iostream>
 #include <vector>

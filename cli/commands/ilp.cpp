@@ -25,6 +25,9 @@
 #include "devplace/ilp/mps_writer.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/io/topology_json.hpp"
 #ifdef DEVPLACE_HAS_CBC
 #include "devplace/ilp/backends/cbc.hpp"

@@ -14,6 +14,9 @@
 #include "devplace/algorithm/longest_path.hpp"
 #include "devplace/algorithm/sources_sinks.hpp"
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

@@ -27,6 +27,9 @@
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/sim/polish.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

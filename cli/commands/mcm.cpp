@@ -22,6 +22,9 @@
 #include "devplace/mcm/broadcast.hpp"
 #include "devplace/mcm/search.hpp"
 #include "devplace/mcm/validate.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

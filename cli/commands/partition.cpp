@@ -22,6 +22,9 @@
 #include "devplace/partition/pipeline_dp.hpp"
 #include "devplace/partition/topo_dp.hpp"
 #include "devplace/transform/class_quotient.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

@@ -18,6 +18,9 @@
 #include "commands/common.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/sweep.hpp"
 #include "devplace/phaze/workload.hpp"

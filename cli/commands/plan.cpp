@@ -27,6 +27,10 @@
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/map/mapping_result.hpp"
 #include "devplace/sim/plan_search.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 #include "commands/pictures.hpp"
 
 namespace devplace::cli {

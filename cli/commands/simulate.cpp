@@ -20,6 +20,9 @@
 #include "devplace/io/topology_json.hpp"
 #include "commands/pictures.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

@@ -15,6 +15,9 @@
 #include "devplace/io/piper.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/io/tarnawski.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
 #include "devplace/io/topology_json.hpp"

@@ -11,6 +11,7 @@
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/local_search.hpp"
+#include "devplace/map/map_devices.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/map/mapper_options.hpp"
 #include "devplace/map/mapping_result.hpp"

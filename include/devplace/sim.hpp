@@ -11,5 +11,9 @@
 #include "devplace/sim/pipeline_model.hpp"
 #include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/map/mapper.hpp"  // map_for_iteration's mapper (compiled mode: devplace::core)
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/sim/polish.hpp"
 #include "devplace/sim/schedule.hpp"

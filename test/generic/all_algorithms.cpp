@@ -31,6 +31,9 @@
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 #include "devplace/views/with_costs.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 

@@ -8,6 +8,9 @@
 #include <string>
 
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 namespace fs = std::filesystem;

@@ -11,6 +11,9 @@
 #include <string>
 
 #include "devplace/algorithm/topological_sort.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "support/skip.hpp"
 
 using namespace devplace;

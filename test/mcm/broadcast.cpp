@@ -12,6 +12,9 @@
 #include "devplace/mcm/chain_dp.hpp"
 #include "devplace/mcm/repair.hpp"
 #include "devplace/mcm/validate.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "support/skip.hpp"
 
 namespace mcm = devplace::mcm;

@@ -18,6 +18,9 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/partition/pipeline_dp.hpp"
 #include "devplace/partition/stage_cost.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "support/skip.hpp"
 
 using namespace devplace;

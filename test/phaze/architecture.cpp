@@ -16,6 +16,9 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/workload.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 #include "support/skip.hpp"
 
 using namespace devplace;

@@ -17,6 +17,9 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 #include "support/checks.hpp"
 
 using namespace devplace;

@@ -19,6 +19,8 @@
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/sim/schedule.hpp"
 
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+
 using namespace devplace;
 
 namespace {

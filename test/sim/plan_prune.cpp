@@ -16,6 +16,9 @@
 
 #include "devplace/io/graph_json.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 

@@ -8,6 +8,9 @@
 #include "devplace/io/graph_json.hpp"
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 

@@ -16,6 +16,10 @@
 #include "devplace/partition/parmesan.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#endif
 #include "map/map_support.hpp"
 
 using namespace devplace;

@@ -14,6 +14,9 @@
 #include "devplace/io/read_graph.hpp"
 #include "devplace/llm/search.hpp"
 #include "devplace/sweep/registry.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 using json = nlohmann::json;

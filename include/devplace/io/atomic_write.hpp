@@ -23,7 +23,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <random>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -79,9 +79,15 @@ inline std::filesystem::path directory_of(const std::filesystem::path& path) {
   return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
 }
 
+/// A name no other writer on this host uses at the same time: the process, a count of this
+/// process's temporary files and the clock's nanoseconds (not <random>, which costs a fifth of a
+/// second of compile time in every file that includes a writer).
 inline std::filesystem::path temp_path_for(const std::filesystem::path& path) {
-  std::random_device rd;
-  return directory_of(path) / (".devplace-" + path.filename().string() + "." + std::to_string(rd()) + ".tmp");
+  static std::atomic<unsigned long long> count{0};
+  std::timespec now{};
+  std::timespec_get(&now, TIME_UTC);
+  return directory_of(path) / (".devplace-" + path.filename().string() + "." + std::to_string(::getpid()) + "-" +
+                               std::to_string(count.fetch_add(1)) + "-" + std::to_string(now.tv_nsec) + ".tmp");
 }
 
 [[noreturn]] inline void fail_output(const std::filesystem::path& path, const std::string& why) {

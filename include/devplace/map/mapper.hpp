@@ -75,6 +75,7 @@
 #include "devplace/config.hpp"
 #include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
+#include "devplace/map/map_devices.hpp"
 #include "devplace/map/mapping_result.hpp"
 #include "devplace/map/mapping_search.hpp"
 #include "devplace/map/bounds.hpp"
@@ -414,14 +415,8 @@ template <mapping_cost_model C>
   return detail::bracket_search<C>(g, L, model, o).run();
 }
 
-/// Maps with the model chosen by `o.cost` (automatic: the paper's ratio rule; combined with
-/// `o.micro_batches`, warm-started from the p2p and allreduce optima). Defined in mapper.ipp
-/// (compiled once by `devplace::core` in compiled mode; see config.hpp). Called as
-/// `map_devices(g, L, o)`: the template parameter is never given, it only makes a translation
-/// unit compile the mapper for the three cost models where it calls this, not where it includes
-/// the header.
-template <int = 0>
-[[nodiscard]] mapping_result map_devices(const stage_graph& g, const link_costs& L, const mapper_options& o = {});
+// map_devices(g, L, o), the cost model chosen by `o.cost`: map/map_devices.hpp (declared) and
+// map/mapper.ipp (defined, included below in header-only mode).
 
 /// Same, on any `device_topology` (copied once into dense link costs).
 template <device_topology T>
@@ -443,8 +438,4 @@ template <device_topology T, mapping_cost_model C>
 
 #if DEVPLACE_HEADER_ONLY
 #include "devplace/map/mapper.ipp"
-#else
-namespace devplace {
-extern template mapping_result map_devices<0>(const stage_graph&, const link_costs&, const mapper_options&);
-}  // namespace devplace
 #endif

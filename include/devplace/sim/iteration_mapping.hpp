@@ -35,7 +35,7 @@
 #include "devplace/dag/properties.hpp"
 #include "devplace/map/baselines.hpp"
 #include "devplace/map/local_search.hpp"
-#include "devplace/map/mapper.hpp"
+#include "devplace/map/map_devices.hpp"
 #include "devplace/sim/closed_form.hpp"
 
 namespace devplace {
@@ -74,7 +74,9 @@ struct iteration_mapping_settings {
 /// objective_ms is the closed-form GPipe iteration of the mapping, cost "iteration",
 /// status `feasible` (or `time_limit` when the limit stopped either step), lower_bound_ms 0.
 /// A template only so that the mapper is compiled where this is called, not where it is included
-/// (as `map_devices` with a `cost_choice`, config.hpp); the parameter is never given.
+/// (as `map_devices` with a `cost_choice`, config.hpp); the parameter is never given. This header
+/// declares the mapper only (map/map_devices.hpp): header-only, a file that calls this includes
+/// map/mapper.hpp too (`devplace/sim.hpp` does); compiled mode needs nothing more.
 template <int = 0>
 [[nodiscard]] mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> forward_ms,
                                                const iteration_mapping_settings& s, mapper_options o = {}) {

@@ -141,14 +141,26 @@ struct plan_search_result {
   double time_s = 0;
 };
 
+namespace detail {
+/// The definition of `search_plan` below, in sim/plan_search.ipp. Header-only, a file that calls
+/// `search_plan` includes that file too (`devplace/sim.hpp` does); compiled mode (`devplace::core`)
+/// needs nothing more. Where neither holds the call does not compile: this type is incomplete.
+template <int>
+struct search_plan_defined_in_sim_plan_search_ipp;
+}  // namespace detail
+
 /// Searches (S, R) — and v with the interleaved schedule — for `g` on `t` (see the file comment).
 /// Throws std::invalid_argument on bad options (no micro-batches, a non-positive bandwidth or
-/// micro-batch size, a negative bucket, a virtual_stages entry of 0). Defined in
-/// plan_search.ipp (compiled once by `devplace::core` in compiled mode; see config.hpp). Called as
-/// `search_plan(g, t, o)`: the template parameter is never given, it only makes a translation unit
-/// compile the search where it calls it, not where it includes the header.
-template <int = 0>
-[[nodiscard]] plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o = {});
+/// micro-batch size, a negative bucket, a virtual_stages entry of 0).
+/// Defined in plan_search.ipp, which this header does not include: it runs the partition flow, the
+/// mapper under every cost model and the simulator, a compile time a file pays only where it
+/// calls the search (include `devplace/sim/plan_search.ipp`, or `devplace/sim.hpp`, there), or
+/// never (compiled mode: `devplace::core` compiles it once; see config.hpp). Called as
+/// `search_plan(g, t, o)`: the template parameter is never given.
+template <int N = 0>
+[[nodiscard]] plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o = {}) {
+  return detail::search_plan_defined_in_sim_plan_search_ipp<N>::run(g, t, o);
+}
 
 /// The same for any `profiled_dag` and any `device_topology`, copied once (every cost through the
 /// customisation points) into an `op_graph` and a `matrix_topology`.
@@ -160,9 +172,7 @@ template <profiled_dag G, device_topology T>
 
 }  // namespace devplace
 
-#if DEVPLACE_HEADER_ONLY
-#include "devplace/sim/plan_search.ipp"
-#else
+#if !DEVPLACE_HEADER_ONLY
 namespace devplace {
 extern template plan_search_result search_plan<0>(const op_graph&, const matrix_topology&, const plan_search_options&);
 }  // namespace devplace

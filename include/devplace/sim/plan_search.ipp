@@ -2,8 +2,8 @@
 /// \file sim/plan_search.ipp
 /// The definition of `search_plan` on an `op_graph` and a `matrix_topology` (sim/plan_search.hpp)
 /// and its steps: it runs the partition, the mapper under every cost model and the simulator, so it
-/// is compiled where it is included, inline (header-only mode) or once in `devplace::core`
-/// (compiled mode; see config.hpp).
+/// is compiled where it is included and called (header-only mode: sim/plan_search.hpp does not
+/// include it; devplace/sim.hpp does) or once in `devplace::core` (compiled mode; see config.hpp).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -448,71 +448,74 @@ inline std::vector<plan_configuration> plan_configurations(const op_graph& g, st
 
 /// Searches (S, R) — and v with the interleaved schedule — for `g` on `t` (see the file comment).
 /// Throws std::invalid_argument on bad options (no micro-batches, a non-positive bandwidth or
-/// micro-batch size, a negative bucket, a virtual_stages entry of 0).
+/// micro-batch size, a negative bucket, a virtual_stages entry of 0). The body of `search_plan`
+/// (sim/plan_search.hpp declares this type and calls `run`).
 template <int>
-plan_search_result search_plan(const op_graph& g, const matrix_topology& t, const plan_search_options& o) {
-  DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
-  DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "search_plan: bandwidth_gbps must be a finite number > 0");
-  DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),
-                   "search_plan: micro_batch_size must be a finite number >= 0");
-  DEVPLACE_EXPECTS(o.polish_share >= 0 && o.polish_share <= 1, "search_plan: polish_share must be in [0, 1]");
-  DEVPLACE_EXPECTS(o.dp_bucket_bytes >= 0 && std::isfinite(o.dp_bucket_bytes),
-                   "search_plan: dp_bucket_bytes must be a finite number >= 0");
-  DEVPLACE_EXPECTS(std::find(o.virtual_stages.begin(), o.virtual_stages.end(), std::size_t{0}) == o.virtual_stages.end(),
-                   "search_plan: virtual_stages entries must be >= 1");
-  const auto start = std::chrono::steady_clock::now();
-  plan_search_result res;
-  const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
-  const auto configs = detail::plan_configurations(g, D, o.exact_product, o.general, detail::plan_virtual_stages(o));
-  res.candidates.resize(configs.size());
-  // Best bound first (the listing order among equal bounds). The bound before partitioning holds
-  // for every v: the S devices of a replica still do MB · W of work and micro-batch 0 still runs
-  // the heaviest path.
-  const auto work = detail::make_work_bounds(g, o.recompute);
-  const auto fast = detail::make_link_bounds(t);
-  const auto so = detail::plan_simulation_options(g, o);
-  const auto general_graphs = detail::make_general_graphs(g, o, detail::smallest_memory(t));
-  std::vector<double> bound(configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i)
-    bound[i] = configs[i].general
-                   ? detail::samples_bound_of_general(work, so, configs[i].stages, configs[i].devices)
-                   : detail::samples_per_s_of(so, configs[i].replicas,
-                                              detail::iteration_bound_before_partition(work, configs[i].stages, o.micro_batches));
-  std::vector<std::size_t> order(configs.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  if (o.prune) std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] > bound[b]; });
-  std::mutex mu;
-  plan_search_progress progress{.total = configs.size()};
-  auto incumbent = [&] {
-    std::lock_guard lk(mu);
-    return progress.best_samples_per_s;
-  };
-  parallel_for(order.size(), o.threads, [&](std::size_t k) {
-    const std::size_t i = order[k];
-    const auto& cf = configs[i];
-    auto c = cf.general ? detail::plan_one_general(g, t, cf.stages, cf.devices, o, general_graphs, fast, bound[i], incumbent)
-                        : detail::plan_one(g, t, cf.stages, cf.replicas, cf.virtual_stages, o, fast, bound[i], incumbent);
-    std::lock_guard lk(mu);
-    ++progress.done;
-    if (c.outcome == config_outcome::explored) ++progress.explored;
-    if (c.outcome == config_outcome::pruned) ++progress.pruned;
-    if (c.status == status::feasible && c.samples_per_s > progress.best_samples_per_s)
-      progress.best_samples_per_s = c.samples_per_s, progress.best_stages = c.stages, progress.best_replicas = c.replicas,
-      progress.best_virtual_stages = c.virtual_stages;
-    progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    res.candidates[i] = std::move(c);
-    if (o.progress) o.progress(progress);
-  });
-  bool found = false;
-  for (std::size_t i = 0; i < res.candidates.size(); ++i)
-    if (res.candidates[i].status == status::feasible &&
-        (!found || res.candidates[i].samples_per_s > res.candidates[res.best].samples_per_s)) {
-      found = true;
-      res.best = i;
-    }
-  res.status = found ? status::feasible : status::infeasible;
-  res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return res;
-}
+struct detail::search_plan_defined_in_sim_plan_search_ipp {
+  static plan_search_result run(const op_graph& g, const matrix_topology& t, const plan_search_options& o) {
+    DEVPLACE_EXPECTS(o.micro_batches >= 1, "search_plan: micro_batches must be >= 1");
+    DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "search_plan: bandwidth_gbps must be a finite number > 0");
+    DEVPLACE_EXPECTS(o.micro_batch_size >= 0 && std::isfinite(o.micro_batch_size),
+                     "search_plan: micro_batch_size must be a finite number >= 0");
+    DEVPLACE_EXPECTS(o.polish_share >= 0 && o.polish_share <= 1, "search_plan: polish_share must be in [0, 1]");
+    DEVPLACE_EXPECTS(o.dp_bucket_bytes >= 0 && std::isfinite(o.dp_bucket_bytes),
+                     "search_plan: dp_bucket_bytes must be a finite number >= 0");
+    DEVPLACE_EXPECTS(std::find(o.virtual_stages.begin(), o.virtual_stages.end(), std::size_t{0}) == o.virtual_stages.end(),
+                     "search_plan: virtual_stages entries must be >= 1");
+    const auto start = std::chrono::steady_clock::now();
+    plan_search_result res;
+    const std::size_t D = o.devices ? std::min(o.devices, t.num_devices()) : t.num_devices();
+    const auto configs = detail::plan_configurations(g, D, o.exact_product, o.general, detail::plan_virtual_stages(o));
+    res.candidates.resize(configs.size());
+    // Best bound first (the listing order among equal bounds). The bound before partitioning holds
+    // for every v: the S devices of a replica still do MB · W of work and micro-batch 0 still runs
+    // the heaviest path.
+    const auto work = detail::make_work_bounds(g, o.recompute);
+    const auto fast = detail::make_link_bounds(t);
+    const auto so = detail::plan_simulation_options(g, o);
+    const auto general_graphs = detail::make_general_graphs(g, o, detail::smallest_memory(t));
+    std::vector<double> bound(configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      bound[i] = configs[i].general
+                     ? detail::samples_bound_of_general(work, so, configs[i].stages, configs[i].devices)
+                     : detail::samples_per_s_of(so, configs[i].replicas,
+                                                detail::iteration_bound_before_partition(work, configs[i].stages, o.micro_batches));
+    std::vector<std::size_t> order(configs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    if (o.prune) std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] > bound[b]; });
+    std::mutex mu;
+    plan_search_progress progress{.total = configs.size()};
+    auto incumbent = [&] {
+      std::lock_guard lk(mu);
+      return progress.best_samples_per_s;
+    };
+    parallel_for(order.size(), o.threads, [&](std::size_t k) {
+      const std::size_t i = order[k];
+      const auto& cf = configs[i];
+      auto c = cf.general ? detail::plan_one_general(g, t, cf.stages, cf.devices, o, general_graphs, fast, bound[i], incumbent)
+                          : detail::plan_one(g, t, cf.stages, cf.replicas, cf.virtual_stages, o, fast, bound[i], incumbent);
+      std::lock_guard lk(mu);
+      ++progress.done;
+      if (c.outcome == config_outcome::explored) ++progress.explored;
+      if (c.outcome == config_outcome::pruned) ++progress.pruned;
+      if (c.status == status::feasible && c.samples_per_s > progress.best_samples_per_s)
+        progress.best_samples_per_s = c.samples_per_s, progress.best_stages = c.stages, progress.best_replicas = c.replicas,
+        progress.best_virtual_stages = c.virtual_stages;
+      progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      res.candidates[i] = std::move(c);
+      if (o.progress) o.progress(progress);
+    });
+    bool found = false;
+    for (std::size_t i = 0; i < res.candidates.size(); ++i)
+      if (res.candidates[i].status == status::feasible &&
+          (!found || res.candidates[i].samples_per_s > res.candidates[res.best].samples_per_s)) {
+        found = true;
+        res.best = i;
+      }
+    res.status = found ? status::feasible : status::infeasible;
+    res.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return res;
+  }
+};
 
 }  // namespace devplace

@@ -24,6 +24,9 @@
 #include <vector>
 
 #include "devplace/io/read_graph.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/read_graph.ipp"  // io::read_graph is called below
+#endif
 #include "devplace/phaze/cores_json.hpp"
 #include "devplace/phaze/evaluation_cache.hpp"
 #include "devplace/phaze/workload.hpp"
