@@ -258,9 +258,9 @@ inline plan plan_from_json(const nlohmann::json& doc, const std::string& file, c
   if (const auto* dof = detail::reader::optional(doc, "device_of")) detail::read_device_of(r, *dof, p);
   if (const auto* x = detail::reader::optional(doc, "settings")) {
     p.settings = detail::read_plan_settings(r, *x);
-    if (p.virtual_stages > 1 && p.settings.schedule != "interleaved")
+    if (p.virtual_stages > 1 && p.settings->schedule != "interleaved")
       r.fail("/settings/schedule", "expected \"interleaved\" (virtual_stages = " + std::to_string(p.virtual_stages) +
-                                       " runs several chunks per device), got \"" + p.settings.schedule + "\"");
+                                       " runs several chunks per device), got \"" + p.settings->schedule + "\"");
   }
   if (const auto* x = detail::reader::optional(doc, "partition")) p.partition = detail::read_partition_summary(r, *x);
   if (const auto* x = detail::reader::optional(doc, "mapping")) p.mapping = detail::read_mapping_summary(r, *x);
