@@ -30,8 +30,9 @@
 /// Status: `optimal` only when CBC proved optimality and did not stop on the gap; a time limit
 /// gives `time_limit` with the incumbent, if any (and no bound when an LP was cut short, since
 /// CBC's bound then comes from an unfinished relaxation). `best_bound` is CBC's best possible objective.
-/// One `solve` call owns its CBC model; do not run CBC solves from several threads at once (its
-/// driver keeps global state).
+/// One `solve` call owns its CBC model. CBC's driver (CbcMain0, CbcMain1) keeps global state, so
+/// solves called from several threads at once run their branch-and-cut one at a time (a
+/// process-wide lock; a time limit counts the wait).
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
 #include <coin/ClpEventHandler.hpp>
@@ -47,6 +48,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -221,6 +223,8 @@ struct cbc_solver {
       for (const auto& s : names) cnames.push_back(s.c_str());
       if (!cnames.empty()) cbc.setMIPStart(static_cast<int>(cnames.size()), cnames.data(), vals.data());
     }
+    static std::mutex driver;  // CbcMain0 / CbcMain1 share global state across the process
+    const std::lock_guard lock(driver);
     CbcSolverUsefulData data;
     data.noPrinting_ = !o.verbose;
     data.useSignalHandler_ = false;  // devplace's own signal handling stays in place
