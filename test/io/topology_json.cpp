@@ -102,3 +102,50 @@ TEST_CASE("topology JSON: shared NICs in the generator and the matrix form") {
   CHECK(topology_error_of(topology_head + R"("generator": "dgx1", "nics_per_node": 2})") ==
         "t.json: /nics_per_node: needs nic_gbps, the bandwidth of each NIC");
 }
+
+TEST_CASE("topology JSON: node data written by the matrix form reads back, alike nodes and differing ones") {
+  // Alike nodes of consecutive devices: the three numbers.
+  const auto t = io::read_topology_json_text(topology_head + R"("generator": "two_level", "shape": [3, 2], "nic_gbps": 1.5, "nics_per_node": 4})", "t.json");
+  const auto doc = io::topology_to_json(t);
+  CHECK(doc.at("devices_per_node") == 2);
+  CHECK(doc.at("nics_per_node") == 4);
+  CHECK(doc.at("nic_gbps") == 1.5);
+  const auto back = io::topology_from_json(doc, "back.json");
+  REQUIRE(back.has_nodes());
+  for (std::size_t d = 0; d < 6; ++d) CHECK(back.node_of(d) == d / 2);
+  for (std::size_t n = 0; n < 3; ++n) {
+    CHECK(back.nic_count(n) == 4);
+    CHECK(back.nic_bandwidth_gbps(n) == 1.5);
+  }
+  // Nodes that differ (devices interleaved over two nodes, different NICs): per-device nodes and
+  // one entry per node.
+  matrix_topology u = t;
+  u.set_nodes({0, 1, 0, 1, 1, 0}, {2, 3}, {10.0, 20.0});
+  const auto udoc = io::topology_to_json(u);
+  CHECK(udoc.at("devices").at(1).at("node") == 1);
+  CHECK(!udoc.contains("devices_per_node"));
+  const auto uback = io::topology_from_json(udoc, "back.json");
+  for (std::size_t d = 0; d < 6; ++d) CHECK(uback.node_of(d) == u.node_of(d));
+  CHECK(uback.nic_count(1) == 3);
+  CHECK(uback.nic_bandwidth_gbps(0) == 10.0);
+  CHECK(uback.nic_bandwidth_gbps(1) == 20.0);
+  // Without node data nothing is written.
+  CHECK(!io::topology_to_json(io::read_topology_json_text(topology_head + R"("generator": "dgx1"})", "t.json")).contains("nic_gbps"));
+  // Bad node data names its field.
+  const std::string two = R"("devices": [{"id": 0, "memory_bytes": 1, "node": 0}, {"id": 1, "memory_bytes": 1, "node": 1}], )"
+                          R"("bandwidth_gbps": [[0, 1], [1, 0]], )";
+  CHECK(topology_error_of(topology_head + two + R"("nic_gbps": [1]})") == "t.json: /nic_gbps: expected 2 entries (one per node), got 1");
+  CHECK(topology_error_of(topology_head + two + R"("nic_gbps": [1, 0]})") == "t.json: /nic_gbps/1: expected a number > 0, got 0");
+  CHECK(topology_error_of(topology_head + two + R"("nic_gbps": 1, "nics_per_node": [1, 0]})") ==
+        "t.json: /nics_per_node/1: expected an integer in 1..4096, got 0");
+  CHECK(topology_error_of(topology_head + two + R"("nic_gbps": 1, "devices_per_node": 1})") ==
+        "t.json: /devices_per_node: not with the devices' node fields (give one or the other)");
+  CHECK(topology_error_of(topology_head + two + "\"latency_us\": [[0, 0], [0, 0]]}") ==
+        "t.json: /devices/0/node: needs nic_gbps, the bandwidth of each NIC");
+  CHECK(topology_error_of(topology_head + R"("devices": [{"id": 0, "memory_bytes": 1, "node": 0}, {"id": 1, "memory_bytes": 1}], )"
+                          R"("bandwidth_gbps": [[0, 1], [1, 0]], "nic_gbps": 1})") ==
+        "t.json: /devices/1/node: missing (device 0 has a node: every device needs one)");
+  CHECK(topology_error_of(topology_head + R"("devices": [{"id": 0, "memory_bytes": 1, "node": 5}, {"id": 1, "memory_bytes": 1, "node": 0}], )"
+                          R"("bandwidth_gbps": [[0, 1], [1, 0]], "nic_gbps": 1})") ==
+        "t.json: /devices/0/node: expected a node index below the device count 2");
+}

@@ -3,7 +3,10 @@
 /// Reads and writes device topologies in the `devplace.topology/1` JSON format: the matrix form
 /// (`devices`, `bandwidth_gbps`, optional `latency_us`) or the generator form (`generator` plus
 /// its parameters, expanded by `generate_topology`). Writing always produces the matrix form.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,30 +49,58 @@ inline Eigen::MatrixXd read_square(const reader& r, const json& v, const std::st
   return m;
 }
 
+/// One value per node of a topology document's `key`: a number for every node, or an array with
+/// one entry per node (the form written for nodes that differ).
+template <class Read>
+auto per_node_values(const reader& r, const nlohmann::json& v, const char* key, std::size_t nodes, Read read_one) {
+  using value = decltype(read_one(v, std::string()));
+  const std::string ptr = child("", key);
+  if (!v.is_array()) return std::vector<value>(nodes, read_one(v, ptr));
+  if (v.size() != nodes)
+    r.fail(ptr, "expected " + std::to_string(nodes) + " entries (one per node), got " + std::to_string(v.size()));
+  std::vector<value> out;
+  for (std::size_t n = 0; n < nodes; ++n) out.push_back(read_one(v[n], child(ptr, n)));
+  return out;
+}
+
 /// The optional shared NICs of a topology document: `nic_gbps` (> 0) per NIC, `nics_per_node`
-/// (default 1) and `devices_per_node` (device d is on node d / G; default `per_node`, 0 = none).
-inline void read_nics(const reader& r, const nlohmann::json& doc, matrix_topology& t, std::size_t per_node) {
+/// (default 1), each a number or one entry per node, and the nodes: the matrix form's per-device
+/// `node` fields (`device_node`, empty when the devices carry none), else `devices_per_node`
+/// (device d is on node d / G; default `per_node`, 0 = none).
+inline void read_nics(const reader& r, const nlohmann::json& doc, matrix_topology& t, std::size_t per_node,
+                      std::vector<std::size_t> device_node = {}) {
   const auto* nic = reader::optional(doc, "nic_gbps");
   if (!nic) {
     for (const char* key : {"nics_per_node", "devices_per_node"})
       if (reader::optional(doc, key)) r.fail(child("", key), "needs nic_gbps, the bandwidth of each NIC");
+    if (!device_node.empty()) r.fail("/devices/0/node", "needs nic_gbps, the bandwidth of each NIC");
     return;
   }
-  const double gbps = r.positive(*nic, "/nic_gbps");
-  std::size_t k = 1;
-  if (const auto* x = reader::optional(doc, "nics_per_node")) {
-    k = static_cast<std::size_t>(r.count(*x, "/nics_per_node"));
-    if (k < 1 || k > 4096) r.fail("/nics_per_node", "expected an integer in 1..4096, got " + x->dump());
+  const std::size_t D = t.num_devices();
+  std::vector<std::size_t> node_of = std::move(device_node);
+  if (!node_of.empty()) {
+    if (reader::optional(doc, "devices_per_node"))
+      r.fail("/devices_per_node", "not with the devices' node fields (give one or the other)");
+  } else {
+    if (const auto* x = reader::optional(doc, "devices_per_node")) {
+      per_node = static_cast<std::size_t>(r.count(*x, "/devices_per_node"));
+      if (per_node < 1) r.fail("/devices_per_node", "expected an integer >= 1");
+    }
+    if (per_node == 0) r.fail("/devices_per_node", "missing required field (needed with nic_gbps for this topology)");
+    node_of.resize(D);
+    for (std::size_t d = 0; d < D; ++d) node_of[d] = d / per_node;
   }
-  if (const auto* x = reader::optional(doc, "devices_per_node")) {
-    per_node = static_cast<std::size_t>(r.count(*x, "/devices_per_node"));
-    if (per_node < 1) r.fail("/devices_per_node", "expected an integer >= 1");
-  }
-  if (per_node == 0) r.fail("/devices_per_node", "missing required field (needed with nic_gbps for this topology)");
-  const std::size_t D = t.num_devices(), nodes = (D + per_node - 1) / per_node;
-  std::vector<std::size_t> node_of(D);
-  for (std::size_t d = 0; d < D; ++d) node_of[d] = d / per_node;
-  t.set_nodes(std::move(node_of), std::vector<std::size_t>(nodes, k), std::vector<double>(nodes, gbps));
+  const std::size_t nodes = D == 0 ? 0 : *std::max_element(node_of.begin(), node_of.end()) + 1;
+  const auto gbps = per_node_values(r, *nic, "nic_gbps", nodes,
+                                    [&](const nlohmann::json& v, const std::string& ptr) { return r.positive(v, ptr); });
+  std::vector<std::size_t> nics(nodes, 1);
+  if (const auto* x = reader::optional(doc, "nics_per_node"))
+    nics = per_node_values(r, *x, "nics_per_node", nodes, [&](const nlohmann::json& v, const std::string& ptr) {
+      const auto k = r.count(v, ptr);
+      if (k < 1 || k > 4096) r.fail(ptr, "expected an integer in 1..4096, got " + v.dump());
+      return static_cast<std::size_t>(k);
+    });
+  t.set_nodes(std::move(node_of), std::move(nics), gbps);
 }
 
 }  // namespace detail
@@ -117,6 +148,8 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
   if (n > limit.max) r.fail("/devices", limit.message(n, true));
   std::vector<double> memory(n);
   std::vector<std::string> names(n);
+  std::vector<std::size_t> node(n);
+  std::size_t with_node = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const std::string p = detail::child("/devices", k);
     const auto& d = r.object(devices[k], p);
@@ -125,6 +158,13 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
       r.fail(p + "/id", "expected id " + std::to_string(k) + " (ids are 0..D-1 in order), got " + std::to_string(id));
     memory[k] = r.positive(r.field(d, "memory_bytes", p), p + "/memory_bytes");
     if (const auto* x = detail::reader::optional(d, "name")) names[k] = r.string(*x, p + "/name");
+    if (const auto* x = detail::reader::optional(d, "node")) {
+      node[k] = static_cast<std::size_t>(r.count(*x, p + "/node"));
+      if (node[k] >= n) r.fail(p + "/node", "expected a node index below the device count " + std::to_string(n));
+      ++with_node;
+    } else if (with_node > 0) {
+      r.fail(p + "/node", "missing (device 0 has a node: every device needs one)");
+    }
   }
   Eigen::MatrixXd bw = detail::read_square(r, r.field(doc, "bandwidth_gbps", ""), "/bandwidth_gbps", n, true);
   Eigen::MatrixXd lat = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
@@ -135,7 +175,8 @@ inline matrix_topology topology_from_json(const nlohmann::json& doc, const std::
   bool any_name = false;
   for (const auto& s : names) any_name = any_name || !s.empty();
   if (any_name) t.set_device_names(std::move(names));
-  detail::read_nics(r, doc, t, 0);
+  if (with_node > 0 && with_node < n) r.fail("/devices/0/node", "only some devices have a node: every device needs one");
+  detail::read_nics(r, doc, t, 0, with_node > 0 ? std::move(node) : std::vector<std::size_t>{});
   return t;
 }
 
@@ -147,6 +188,39 @@ inline matrix_topology read_topology_json_text(const std::string& text, const st
 inline matrix_topology read_topology_json(const std::filesystem::path& path, const device_limit& limit = {}) {
   return read_topology_json_text(detail::read_text(path), path.string(), limit);
 }
+
+namespace detail {
+/// The node data of `t` in the matrix form, as read_nics reads it back: `nic_gbps`,
+/// `nics_per_node` and `devices_per_node` when the nodes are alike and hold consecutive devices,
+/// else a `node` per device and one `nic_gbps` / `nics_per_node` entry per node. Nodes whose NICs
+/// have no bandwidth limit (+inf, which JSON cannot hold) are written without node data.
+inline void write_nics(const matrix_topology& t, nlohmann::json& doc) {
+  const std::size_t D = t.num_devices();
+  if (!t.has_nodes() || D == 0) return;
+  std::size_t nodes = 0;
+  for (std::size_t d = 0; d < D; ++d) nodes = std::max(nodes, t.node_of(d) + 1);
+  std::vector<double> gbps(nodes);
+  std::vector<std::size_t> nics(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    gbps[n] = t.nic_bandwidth_gbps(n), nics[n] = t.nic_count(n);
+    if (!std::isfinite(gbps[n])) return;
+  }
+  std::size_t G = 0;
+  while (G < D && t.node_of(G) == 0) ++G;
+  bool alike = std::adjacent_find(gbps.begin(), gbps.end(), std::not_equal_to<>()) == gbps.end() &&
+               std::adjacent_find(nics.begin(), nics.end(), std::not_equal_to<>()) == nics.end();
+  for (std::size_t d = 0; alike && d < D; ++d) alike = t.node_of(d) == d / G;
+  if (alike) {
+    doc["nic_gbps"] = gbps[0];
+    doc["nics_per_node"] = nics[0];
+    doc["devices_per_node"] = G;
+    return;
+  }
+  for (std::size_t d = 0; d < D; ++d) doc["devices"][d]["node"] = t.node_of(d);
+  doc["nic_gbps"] = gbps;
+  doc["nics_per_node"] = nics;
+}
+}  // namespace detail
 
 inline nlohmann::json topology_to_json(const matrix_topology& t) {
   nlohmann::json doc;
@@ -171,6 +245,7 @@ inline nlohmann::json topology_to_json(const matrix_topology& t) {
     bw.push_back(std::move(brow));
     lat.push_back(std::move(lrow));
   }
+  detail::write_nics(t, doc);
   return doc;
 }
 
