@@ -3,7 +3,8 @@
 //              [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
-// and the mapping figures.
+// and the mapping figures. An interleaved plan (virtual_stages v > 1: S·v chunks) has its S pipeline
+// ranks mapped, on the stage graph folded by rank, and every chunk gets its rank's devices.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -79,6 +80,138 @@ inline void print_mapping(const plan& p, std::ostream& os) {
   }
 }
 
+/// What the three ways of mapping share: the plan, its stage graph folded by pipeline rank (an
+/// interleaved plan's S·v chunks run on S ranks, chunk c on rank c mod S; otherwise the stages
+/// themselves), and the settings of the simulated iteration.
+struct map_job {
+  const op_graph& g;
+  const matrix_topology& topo;
+  plan& p;
+  std::vector<std::size_t> rank_of;  ///< operator -> pipeline rank
+  std::size_t ranks = 0, v = 1, MB = 1;
+  stage_graph sg;
+  bool recompute = false, blocking = false;
+  std::chrono::steady_clock::time_point t0;
+
+  [[nodiscard]] double left(double timeout) const {
+    return std::max(0.0, timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  [[nodiscard]] iteration_cost iteration_model() const {
+    return {.forward_ms = stage_forward_ms(g, rank_of, ranks), .micro_batches = MB, .recompute = recompute,
+            .blocking_sends = blocking};
+  }
+  /// Every chunk's row from its rank's (the rows themselves without interleaving).
+  [[nodiscard]] device_mapping chunk_rows(const device_mapping& rank_rows) const {
+    device_mapping rows;
+    for (std::size_t c = 0; c < ranks * v; ++c) rows.push_back(rank_rows[c % ranks]);
+    return rows;
+  }
+};
+
+inline map_job make_map_job(const op_graph& g, const matrix_topology& topo, plan& p, std::chrono::steady_clock::time_point t0) {
+  const std::size_t D = topo.num_devices(), v = std::max<std::size_t>(p.virtual_stages, 1), ranks = p.stages / v;
+  std::vector<std::size_t> rank_of = p.stage_of;
+  for (auto& s : rank_of) s %= ranks;
+  std::vector<std::size_t> reps = replicas_per_stage(p);
+  reps.resize(ranks);
+  if (p.stage_replicas.empty()) require_devices(ranks, p.replicas, D);
+  else require_devices(reps, D);
+  stage_graph sg = make_stage_graph(g, rank_of, reps);
+  return {.g = g, .topo = topo, .p = p, .rank_of = std::move(rank_of), .ranks = ranks, .v = v,
+          .MB = std::max<std::size_t>(p.micro_batches, 1), .sg = std::move(sg),
+          .recompute = p.settings && p.settings->recompute, .blocking = p.settings && p.settings->blocking_sends, .t0 = t0};
+}
+
+/// --baseline: the CS, p2p or random map, with its figure under the cost model (and the bound of
+/// the link-cost models).
+inline void map_baseline(const map_args& a, const map_job& j, const link_costs& L, bool iteration, cost_choice cost, mapping_summary& m) {
+  const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
+  const device_mapping rows = baseline_map(j.sg, j.topo.num_devices(), b, a.seed);
+  j.p.device_of = j.chunk_rows(rows);
+  m.method = a.baseline;
+  if (iteration) {  // the iteration claims no bound
+    m.objective_ms = evaluate(j.sg, L, rows, j.iteration_model()).objective_ms;
+    m.status = std::string(to_string(status::feasible));
+    return;
+  }
+  m.objective_ms = evaluate(j.sg, L, rows, cost, j.MB).objective_ms;
+  m.lower_bound_ms = cost == cost_choice::allreduce  ? assignment_lower_bound(j.sg, L, allreduce_cost{})
+                     : cost == cost_choice::combined ? assignment_lower_bound(j.sg, L, combined_cost{.micro_batches = j.MB})
+                                                     : assignment_lower_bound(j.sg, L, p2p_cost{});
+  m.optimal = m.objective_ms <= m.lower_bound_ms;
+  m.status = std::string(to_string(m.optimal ? status::optimal : status::feasible));
+}
+
+/// --cost iteration on an interleaved plan: the fastest simulated (interleaved schedule, the plan's
+/// settings) of the iteration mapping and the CS and p2p maps of the folded stage graph. The
+/// polish is not run: it moves single stage replicas, which would break the rows' repetition.
+inline void fastest_interleaved(const map_job& j, const device_mapping& mapped, std::uint64_t seed, mapping_summary& m,
+                                std::ostream& os) {
+  const std::size_t D = j.topo.num_devices();
+  const char* names[] = {"iteration mapping", "CS map", "p2p map"};
+  const device_mapping cands[] = {mapped, baseline_map(j.sg, D, baseline::cs, seed), baseline_map(j.sg, D, baseline::p2p, seed)};
+  simulation_options so = simulation_options_of(j.p);
+  so.micro_batches = j.MB;
+  std::size_t best = 0;
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto rows = j.chunk_rows(cands[i]);
+    const double ms = simulate(make_pipeline_model(j.g, j.p.stage_of, j.p.stages, rows), j.topo, so).iteration_ms;
+    os << "interleaved     " << names[i] << ": " << ms << " ms simulated (v = " << j.v << ")\n";
+    if (ms < best_ms) best_ms = ms, best = i;
+  }
+  j.p.device_of = j.chunk_rows(cands[best]);
+  m.objective_ms = best_ms;
+  m.method = std::string("combined+local_search, fastest simulated (") + names[best] + ")";
+}
+
+/// The default, --cost iteration: map_for_iteration, then the simulation polish (or, for an
+/// interleaved plan, the fastest simulated of the mapping and the CS and p2p maps).
+inline void map_iteration(const map_args& a, const map_job& j, const link_costs& L, mapping_summary& m, std::ostream& os) {
+  const auto r = map_for_iteration(j.sg, L, j.iteration_model().forward_ms,
+                                   {.micro_batches = j.MB, .recompute = j.recompute, .blocking_sends = j.blocking},
+                                   {.threads = a.threads, .timeout_s = j.left(a.timeout) * (1 - a.polish_share),
+                                    .oracles = parse_oracles(a.oracles), .seed = a.seed});
+  j.p.device_of = j.chunk_rows(r.device_of);
+  m.objective_ms = r.objective_ms;
+  m.method = "combined+local_search";
+  m.nodes_explored = r.nodes_explored;
+  m.status = std::string(to_string(r.status));
+  if (j.v > 1) return fastest_interleaved(j, r.device_of, a.seed, m, os);
+  if (!(a.polish_share > 0)) return;
+  const auto deadline = std::isfinite(a.timeout) ? j.t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(a.timeout))
+                                                 : std::chrono::steady_clock::time_point::max();
+  const auto q = polish_for_map(j.g, j.topo, j.p, j.sg, r, a.seed, deadline);
+  os << "polish          " << q.initial_iteration_ms << " -> " << q.iteration_ms << " ms simulated ("
+     << (q.start == 0 ? "iteration mapping" : q.start == 1 ? "CS map" : "p2p map") << ", " << q.swaps << " swaps, "
+     << q.moves << " moves, " << q.stage_swaps << " stage swaps, " << q.evaluations << " simulations, "
+     << to_string(q.status) << ")\n";
+  j.p.device_of = q.device_of;
+  m.objective_ms = q.iteration_ms;  // the simulated iteration now
+  m.method = "combined+local_search+polish";
+  if (q.status == status::time_limit) m.status = std::string(to_string(status::time_limit));
+}
+
+/// A link-cost model (--cost p2p|allreduce|combined|auto): the proved search of map_devices.
+inline void map_link_cost(const map_args& a, const map_job& j, const link_costs& L, cost_choice cost, mapping_summary& m,
+                          std::ostream& os) {
+  const auto r = map_devices(j.sg, L, {.cost = cost, .threads = a.threads, .timeout_s = j.left(a.timeout),
+                                       .oracles = parse_oracles(a.oracles), .seed = a.seed, .micro_batches = j.MB});
+  os << "oracles        ";
+  if (r.oracles.empty()) os << " none";
+  for (const auto& x : r.oracles)
+    os << ' ' << x.name << " asked " << x.asked << ", found " << x.found << ", refuted " << x.refuted << ';';
+  os << '\n';
+  j.p.device_of = j.chunk_rows(r.device_of);
+  m.objective_ms = r.objective_ms;
+  m.lower_bound_ms = r.lower_bound_ms;
+  m.method = "binary_search_backtracking";
+  m.optimal = r.optimal;
+  m.nodes_explored = r.nodes_explored;
+  m.status = std::string(to_string(r.status));
+}
+
 inline void run_map(const map_args& a, std::ostream& os) {
   // --timeout covers everything after the output check: reading, the link tables, the search.
   const auto t0 = std::chrono::steady_clock::now();
@@ -86,85 +219,17 @@ inline void run_map(const map_args& a, std::ostream& os) {
   const op_graph g = io::read_graph(a.graph, a.format);
   const matrix_topology topo = io::read_topology_json(a.topology, mapper_device_limit);
   plan p = io::read_plan_json(a.plan_file, &g);
-  if (p.virtual_stages > 1)
-    throw failure(a.plan_file + ": /virtual_stages: devplace map maps one stage per device; an interleaved plan (" +
-                  std::to_string(p.virtual_stages) + " chunks per device) is mapped by devplace plan --schedule interleaved");
-  const std::size_t D = topo.num_devices();
-  const std::vector<std::size_t> reps = replicas_per_stage(p);
-  if (p.stage_replicas.empty()) require_devices(p.stages, p.replicas, D);
-  else require_devices(reps, D);
-  const stage_graph sg = make_stage_graph(g, p.stage_of, reps);
+  const map_job j = make_map_job(g, topo, p, t0);
   const link_costs L(topo);
   const bool iteration = a.cost == "iteration";
   const cost_choice requested = iteration ? cost_choice::combined : parse_cost(a.cost);
-  const cost_choice cost = select_cost_model(sg, requested);
+  const cost_choice cost = select_cost_model(j.sg, requested);
   mapping_summary m;
   m.cost = iteration ? "iteration" : std::string(to_string(cost));
-  const std::size_t MB = std::max<std::size_t>(p.micro_batches, 1);
-  const bool recompute = p.settings && p.settings->recompute;
-  const bool blocking = p.settings && p.settings->blocking_sends;
-  if (!a.baseline.empty()) {
-    const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
-    p.device_of = baseline_map(sg, D, b, a.seed);
-    m.method = a.baseline;
-    if (iteration) {  // the iteration claims no bound
-      const iteration_cost model{.forward_ms = stage_forward_ms(g, p.stage_of, p.stages), .micro_batches = MB,
-                                 .recompute = recompute, .blocking_sends = blocking};
-      m.objective_ms = evaluate(sg, L, p.device_of, model).objective_ms;
-      m.status = std::string(to_string(status::feasible));
-    } else {
-      m.objective_ms = evaluate(sg, L, p.device_of, cost, MB).objective_ms;
-      m.lower_bound_ms = cost == cost_choice::allreduce  ? assignment_lower_bound(sg, L, allreduce_cost{})
-                         : cost == cost_choice::combined ? assignment_lower_bound(sg, L, combined_cost{.micro_batches = MB})
-                                                         : assignment_lower_bound(sg, L, p2p_cost{});
-      m.optimal = m.objective_ms <= m.lower_bound_ms;
-      m.status = std::string(to_string(m.optimal ? status::optimal : status::feasible));
-    }
-    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } else if (iteration) {
-    const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto r = map_for_iteration(sg, L, stage_forward_ms(g, p.stage_of, p.stages),
-                                     {.micro_batches = MB, .recompute = recompute, .blocking_sends = blocking},
-                                     {.threads = a.threads, .timeout_s = std::max(0.0, left) * (1 - a.polish_share),
-                                      .oracles = parse_oracles(a.oracles), .seed = a.seed});
-    p.device_of = r.device_of;
-    m.objective_ms = r.objective_ms;
-    m.method = "combined+local_search";
-    m.nodes_explored = r.nodes_explored;
-    m.status = std::string(to_string(r.status));
-    if (a.polish_share > 0) {
-      const auto deadline = std::isfinite(a.timeout) ? t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                std::chrono::duration<double>(a.timeout))
-                                                     : std::chrono::steady_clock::time_point::max();
-      const auto q = polish_for_map(g, topo, p, sg, r, a.seed, deadline);
-      os << "polish          " << q.initial_iteration_ms << " -> " << q.iteration_ms << " ms simulated ("
-         << (q.start == 0 ? "iteration mapping" : q.start == 1 ? "CS map" : "p2p map") << ", " << q.swaps << " swaps, "
-         << q.moves << " moves, " << q.stage_swaps << " stage swaps, " << q.evaluations << " simulations, "
-         << to_string(q.status) << ")\n";
-      p.device_of = q.device_of;
-      m.objective_ms = q.iteration_ms;  // the simulated iteration now
-      m.method = "combined+local_search+polish";
-      if (q.status == status::time_limit) m.status = std::string(to_string(status::time_limit));
-    }
-    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } else {
-    const double left = a.timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto r = map_devices(sg, L, {.cost = cost, .threads = a.threads, .timeout_s = std::max(0.0, left),
-                                       .oracles = parse_oracles(a.oracles), .seed = a.seed, .micro_batches = MB});
-    os << "oracles        ";
-    if (r.oracles.empty()) os << " none";
-    for (const auto& x : r.oracles)
-      os << ' ' << x.name << " asked " << x.asked << ", found " << x.found << ", refuted " << x.refuted << ';';
-    os << '\n';
-    p.device_of = r.device_of;
-    m.objective_ms = r.objective_ms;
-    m.lower_bound_ms = r.lower_bound_ms;
-    m.method = "binary_search_backtracking";
-    m.optimal = r.optimal;
-    m.nodes_explored = r.nodes_explored;
-    m.status = std::string(to_string(r.status));
-    m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  if (!a.baseline.empty()) map_baseline(a, j, L, iteration, cost, m);
+  else if (iteration) map_iteration(a, j, L, m, os);
+  else map_link_cost(a, j, L, cost, m, os);
+  m.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   p.mapping = m;
   if (!topo.name().empty()) p.topology = topo.name();
   if (p.graph.empty()) p.graph = g.name();
