@@ -2,13 +2,16 @@
 // plan chosen by the (S, R) search (partition, map, simulate), its simulated throughput, its ratio
 // to the best plan that uses the CS map, and the search time. Prints a Markdown table.
 //
-//   bench_plan_table > docs/plan-results.md
+//   bench_plan_table [plans] [pruning] [costs] [interleaving]     (no argument: all four tables)
 //
 // Then: the bound-pruned search against the exhaustive one (--no-prune) on BERT-48 (BERT-Large,
 // 1,143 operators) on 4x DGX-1, every S x R <= 32 and S x R = 32, and the mapping cost models
-// (auto, combined) compared by the simulated throughput of the chosen plan.
+// (auto, combined) compared by the simulated throughput of the chosen plan; and interleaved 1F1B
+// (v in {2, 4}) against 1F1B, with one allreduce per stage and with 25 MiB gradient buckets, as
+// `devplace plan --schedule interleaved --virtual-stages 2,4` runs it (the iteration mapping).
 // DEVPLACE_BENCH_PLAN_THREADS (default 2), DEVPLACE_BENCH_PLAN_MAP_TIMEOUT (default 5 s).
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "common.hpp"
@@ -57,13 +60,52 @@ void cost_model_table(const devplace::matrix_topology& topo, unsigned threads, d
   }
 }
 
-}  // namespace
+/// The plan `devplace plan --exact-product --threads 1 --schedule S [--virtual-stages 2,4]
+/// --dp-bucket-mb B` chooses: its (S, R, v) and samples/s, as a table cell pair.
+struct schedule_pick {
+  std::string config;
+  double samples_per_s = 0, time_s = 0;
+};
 
-int main() {
+schedule_pick pick(const devplace::op_graph& g, const devplace::matrix_topology& topo, bool interleaved, double bucket_bytes,
+                   double map_timeout) {
+  devplace::plan_search_options o{.exact_product = true, .micro_batches = 4, .map_timeout_s = map_timeout, .threads = 1};
+  o.schedule = interleaved ? devplace::pipeline_schedule::interleaved : devplace::pipeline_schedule::one_f_one_b;
+  o.virtual_stages = {2, 4};
+  o.iteration_mapping = true;
+  o.cost = devplace::cost_choice::combined;
+  o.dp_bucket_bytes = bucket_bytes;
+  const auto r = devplace::search_plan(g, topo, o);
+  if (r.status != devplace::status::feasible) return {"none fits", 0, r.time_s};
+  const auto& b = r.candidates[r.best];
+  std::string c = "(" + std::to_string(b.stages) + ", " + std::to_string(b.replicas);
+  if (interleaved && b.virtual_stages > 1) c += ", " + std::to_string(b.virtual_stages);
+  return {c + ")", b.samples_per_s, r.time_s};
+}
+
+void interleaving_table(const devplace::matrix_topology& topo, double map_timeout) {
+  const char* models[] = {"resnet152_mbs64", "bert_large_mbs4", "swin_large_mbs32", "gpt2_medium_mbs8", "inception_v3_mbs32"};
+  std::printf("\n| model | 1F1B (S, R) | samples/s | interleaved (S, R, v) | samples/s | gain | 1F1B + buckets (S, R) | samples/s "
+              "| interleaved + buckets (S, R, v) | samples/s | gain | search s (1F1B / interleaved) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const char* name : models) {
+    const devplace::op_graph g = devplace::bench::bundled(name);
+    std::printf("| %s", g.name().c_str());
+    double search[2] = {0, 0};
+    for (double bucket : {0.0, 25.0 * 1048576.0}) {
+      const auto one = pick(g, topo, false, bucket, map_timeout), inter = pick(g, topo, true, bucket, map_timeout);
+      std::printf(" | %s | %.1f | %s | %.1f | %.2fx", one.config.c_str(), one.samples_per_s, inter.config.c_str(),
+                  inter.samples_per_s, one.samples_per_s > 0 ? inter.samples_per_s / one.samples_per_s : 0.0);
+      if (bucket == 0) search[0] = one.time_s, search[1] = inter.time_s;
+    }
+    std::printf(" | %.1f / %.1f |\n", search[0], search[1]);
+  }
+}
+
+void main_table(const devplace::matrix_topology& topo) {
   struct model { const char* name; double micro_batch_size; };
   const model models[] = {{"resnet152_mbs64", 64}, {"bert_large_mbs4", 4}, {"swin_large_mbs32", 32},
                           {"gpt2_medium_mbs8", 8}, {"inception_v3_mbs32", 32}};
-  const auto topo = devplace::dgx1_cluster(4);
   std::printf("| model | chosen (S, R) | mapping cost | mapping optimal | iteration ms | samples/s | best CS-map plan (S, R) | its samples/s | ratio | search s |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& m : models) {
@@ -86,9 +128,25 @@ int main() {
                 best.samples_per_s, cs.stages, cs.replicas, cs.cs_samples_per_s, best.samples_per_s / cs.cs_samples_per_s,
                 r.time_s);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto topo = devplace::dgx1_cluster(4);
   const auto threads = static_cast<unsigned>(devplace::bench::env_or("DEVPLACE_BENCH_PLAN_THREADS", 2));
   const double map_timeout = devplace::bench::env_or("DEVPLACE_BENCH_PLAN_MAP_TIMEOUT", 5);
-  pruning_table(topo, threads, map_timeout);
-  cost_model_table(topo, threads, map_timeout);
+  const std::set<std::string> known{"plans", "pruning", "costs", "interleaving"};
+  std::set<std::string> want(argv + 1, argv + argc);
+  for (const auto& w : want)
+    if (!known.contains(w)) {
+      std::fprintf(stderr, "bench_plan_table: unknown table '%s' (plans, pruning, costs, interleaving; none: all)\n", w.c_str());
+      return 2;
+    }
+  if (want.empty()) want = known;
+  if (want.contains("plans")) main_table(topo);
+  if (want.contains("pruning")) pruning_table(topo, threads, map_timeout);
+  if (want.contains("costs")) cost_model_table(topo, threads, map_timeout);
+  if (want.contains("interleaving")) interleaving_table(topo, map_timeout);
   return 0;
 }
