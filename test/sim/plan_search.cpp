@@ -6,6 +6,7 @@
 #include <string>
 
 #include "devplace/io/graph_json.hpp"
+#include "devplace/map/baselines.hpp"  // evaluate, device_mapping
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/topology/generators.hpp"
 #if DEVPLACE_HEADER_ONLY

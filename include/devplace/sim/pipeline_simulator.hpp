@@ -16,13 +16,18 @@
 ///     index order) at once, i.e. 2(R−1)/R · P / (slowest ring bandwidth) plus 2(R−1) latencies
 ///     (`ring_collective_ms` of cost/collective.hpp on the slowest ring link);
 ///   * with `dp_bucket_bytes` b > 0, AR(s) is instead K = ⌈P / b⌉ bucketed allreduces, as PyTorch
-///     DDP runs them: the gradients fill the buckets in reverse layer order while the last
-///     backward B*(s, r) of stage s on each replica runs (the last in the device's order), bucket
-///     k (bytes P_k = min(b, P − k b)) is full at start(B*) + ρ + (Σ_{i ≤ k} P_i / P) · β, where
-///     ρ is the recomputed forward (0 without recomputation) and β the backward time, and its
-///     allreduce AR_k(s) starts once every replica has filled it; the buckets of the devices'
-///     data-parallel group run one at a time on its communicator (one NCCL stream, first ready
-///     first served), overlapped with the remaining compute;
+///     DDP runs them: the gradients fill the buckets in the order the backward produces them while
+///     the last backward B*(s, r) of stage s on each replica runs (the last in the device's
+///     order), bucket k (bytes P_k = min(b, P − k b)) is full at start(B*) + ρ + x_k · β, where ρ
+///     is the recomputed forward (0 without recomputation), β the backward time and x_k the
+///     fraction of the backward after which its last byte exists (sim/detail/gradient_buckets.hpp):
+///     with the stage's gradient profile (`pipeline_model::gradient_profile`, its operators in
+///     backward order, filled by `make_pipeline_model`) the time of the operators up to the first
+///     one whose cumulative parameter bytes reach the bucket's end, over their total; without one
+///     Σ_{i ≤ k} P_i / P (gradients at a constant rate). Its allreduce AR_k(s) starts once every
+///     replica has filled it; the buckets of the devices' data-parallel group run one at a time
+///     on its communicator (one NCCL stream, first ready first served), overlapped with the
+///     remaining compute;
 ///   * the iteration ends when the last task does, plus `update_ms`.
 /// Dependencies: F(s, r, m) needs its incoming activations, B(s, r, m) its incoming gradients and
 /// F(s, r, m). Each device runs its compute tasks in the order of the schedule (sim/schedule.hpp:
@@ -43,9 +48,13 @@
 /// another runs at min(link, NIC bandwidths) and holds one egress NIC of the sending node and one
 /// ingress NIC of the receiving node (each NIC carries one transfer at a time, first come first
 /// served; the first free NIC is taken); a ring link of an allreduce that leaves a node whose n
-/// NICs carry k ring links gets min(1, n / k) of a NIC's bandwidth. NICs of infinite bandwidth
-/// (the default) are no bottleneck. A task starts as soon as its dependencies are done and its
-/// device (or links, NICs, communicator) are free.
+/// NICs carry k ring links gets min(1, n / k) of a NIC's bandwidth, and the allreduce holds
+/// min(n, k) egress NICs of every node its ring leaves and min(n, k) ingress NICs of every node
+/// it enters (the first free), so allreduces and point-to-point transfers through a node's NICs
+/// wait for one another, first come first served. NICs of infinite bandwidth (the default) are no
+/// bottleneck and no resource. A task starts as soon as its dependencies are done and its device
+/// (or links, NICs, communicator) are free; of tasks ready at the same time the one created first
+/// goes first (compute, then transfers, then allreduces).
 ///
 /// Outputs: iteration time, samples per second (micro_batch_size · R · MB per iteration), the
 /// bubble fraction 1 − (Σ compute busy time of the used devices) / (devices · iteration), which
@@ -73,6 +82,7 @@
 #include "devplace/config.hpp"
 #include "devplace/cost/collective.hpp"
 #include "devplace/cost/transfer.hpp"
+#include "devplace/sim/detail/gradient_buckets.hpp"
 #include "devplace/sim/detail/network.hpp"
 #include "devplace/sim/pipeline_model.hpp"
 #include "devplace/sim/schedule.hpp"
@@ -283,14 +293,8 @@ class pipeline_sim {
   // The allreduce of `bytes` of stage s over its ring (see the file comment on NICs).
   double ring_ms(std::size_t s, double bytes) const {
     const auto& ring = m_.device_of[s];
+    const auto& x = crossings_[s];
     const std::size_t n = ring.size();
-    std::vector<std::size_t> out, in;  // ring links leaving / entering each node
-    if (!net_.empty()) {
-      out.assign(net_.nics.size(), 0);
-      in.assign(net_.nics.size(), 0);
-      for (std::size_t r = 0; r < n; ++r)
-        if (net_.crosses(ring[r], ring[(r + 1) % n])) ++out[net_.node_of[ring[r]]], ++in[net_.node_of[ring[(r + 1) % n]]];
-    }
     double slowest = 0;
     for (std::size_t r = 0; r < n; ++r) {
       const std::size_t a = ring[r], b = ring[(r + 1) % n];
@@ -298,8 +302,8 @@ class pipeline_sim {
       double gbps = bw_(i, j);
       if (net_.crosses(a, b)) {
         const std::size_t na = net_.node_of[a], nb = net_.node_of[b];
-        gbps = std::min({gbps, net_.nic_gbps[na] * std::min(1.0, double(net_.nics[na]) / double(out[na])),
-                         net_.nic_gbps[nb] * std::min(1.0, double(net_.nics[nb]) / double(in[nb]))});
+        gbps = std::min({gbps, net_.nic_gbps[na] * std::min(1.0, double(net_.nics[na]) / double(x.out[na])),
+                         net_.nic_gbps[nb] * std::min(1.0, double(net_.nics[nb]) / double(x.in[nb]))});
       }
       slowest = std::max(slowest, ring_collective_ms(collective_op::all_reduce, bytes, n, gbps, lat_(i, j)));
     }
@@ -308,6 +312,8 @@ class pipeline_sim {
 
   void add_allreduces() {
     if (!o_.allreduce) return;
+    crossings_.resize(S_);
+    for (std::size_t s = 0; s < S_; ++s) crossings_[s] = ring_crossings(net_, m_.device_of[s]);
     for (std::size_t s = 0; s < S_; ++s) {
       const std::size_t Rs = reps(s);
       const double P = m_.param_bytes[s];
@@ -323,12 +329,12 @@ class pipeline_sim {
       if (P / o_.dp_bucket_bytes > 1e6)
         throw std::invalid_argument("simulate: dp_bucket_bytes " + std::to_string(o_.dp_bucket_bytes) + " cuts stage " +
                                     std::to_string(s) + "'s " + std::to_string(P) + " gradient bytes into over 10^6 buckets");
-      const auto K = static_cast<std::size_t>(std::ceil(P / o_.dp_bucket_bytes));
-      for (std::size_t k = 0; k < K; ++k) {
-        const double filled = std::min(double(k + 1) * o_.dp_bucket_bytes, P);
-        const double bytes = filled - double(k) * o_.dp_bucket_bytes;
-        const auto ar = add(sim_task_kind::allreduce, s, 0, k, d0, d0, ring_ms(s, bytes), bytes);
-        for (std::size_t r = 0; r < Rs; ++r) dep_after_start(last_b_[off_[s] + r], ar, rho + filled / P * beta);
+      static const std::vector<gradient_op> constant_rate;
+      const auto& profile = m_.gradient_profile.empty() ? constant_rate : m_.gradient_profile[s];
+      const auto buckets = gradient_buckets(profile, P, o_.dp_bucket_bytes);
+      for (std::size_t k = 0; k < buckets.size(); ++k) {
+        const auto ar = add(sim_task_kind::allreduce, s, 0, k, d0, d0, ring_ms(s, buckets[k].bytes), buckets[k].bytes);
+        for (std::size_t r = 0; r < Rs; ++r) dep_after_start(last_b_[off_[s] + r], ar, rho + buckets[k].fill_fraction * beta);
       }
     }
   }
@@ -338,6 +344,11 @@ class pipeline_sim {
     std::vector<server*> out;
     if (k.kind == sim_task_kind::allreduce) {
       out.push_back(&res_->communicator(k.from));
+      const auto& x = crossings_[k.stage];
+      for (std::size_t n = 0; n < x.out.size(); ++n) {
+        if (x.out[n] > 0) res_->nics(n, true, std::min(net_.nics[n], x.out[n]), out);
+        if (x.in[n] > 0) res_->nics(n, false, std::min(net_.nics[n], x.in[n]), out);
+      }
     } else if (k.kind != sim_task_kind::forward && k.kind != sim_task_kind::backward && k.from != k.to) {
       if (o_.serialize_links) out.push_back(&res_->link(k.from, k.to));
       if (net_.crosses(k.from, k.to)) {
@@ -359,6 +370,7 @@ class pipeline_sim {
   std::vector<std::size_t> off_;  // replica (s, r) is slot off[s] + r; R_s = device_of[s].size()
   std::vector<task> tasks_;
   std::vector<std::size_t> F_, B_, last_b_;
+  std::vector<ring_crossings> crossings_;  // per stage, its ring's links across nodes
   resources* res_ = nullptr;
 };
 

@@ -2,7 +2,10 @@
 /// \file sim/detail/network.hpp
 /// The shared resources of the pipeline simulator (sim/pipeline_simulator.hpp): directed links,
 /// the NICs of the nodes and the data-parallel communicators. Each is a FIFO server: a task waits
-/// until every resource it needs is free, then holds them all for its duration.
+/// until every resource it needs is free, then holds them all for its duration. A point-to-point
+/// transfer between nodes holds one egress and one ingress NIC; a ring allreduce across nodes
+/// holds its communicator and, per node, min(n, k) egress (ingress) NICs for the k ring links
+/// leaving (entering) it.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -33,6 +36,23 @@ struct network_nodes {
   }
 };
 
+/// The links of a ring allreduce ring[0] → ring[1] → … → ring[0] that cross nodes
+/// (`network_nodes::crosses`), counted per node: `out[n]` leave node n, `in[n]` enter it. Both
+/// empty without nodes.
+struct ring_crossings {
+  std::vector<std::size_t> out, in;
+
+  ring_crossings() = default;
+  ring_crossings(const network_nodes& net, const std::vector<std::size_t>& ring) {
+    if (net.empty()) return;
+    out.assign(net.nics.size(), 0);
+    in.assign(net.nics.size(), 0);
+    const std::size_t n = ring.size();
+    for (std::size_t r = 0; r < n; ++r)
+      if (net.crosses(ring[r], ring[(r + 1) % n])) ++out[net.node_of[ring[r]]], ++in[net.node_of[ring[(r + 1) % n]]];
+  }
+};
+
 /// One FIFO server: free from `free_at`, last held by task `last`.
 struct server {
   double free_at = 0;
@@ -60,6 +80,18 @@ class resources {
       return &*std::min_element(lanes.begin(), lanes.end(), [](const server& x, const server& y) { return x.free_at < y.free_at; });
     };
     return {first(egress_[net_->node_of[a]]), first(ingress_[net_->node_of[b]])};
+  }
+  /// Appends to `out` the `count` egress (or ingress) NICs of `node` that are free first (ties:
+  /// the lower NIC index), for a ring allreduce whose links leave (enter) the node.
+  void nics(std::size_t node, bool egress, std::size_t count, std::vector<server*>& out) {
+    auto& lanes = (egress ? egress_ : ingress_)[node];
+    std::vector<std::size_t> order(lanes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    count = std::min(count, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(), [&](std::size_t x, std::size_t y) {
+      return lanes[x].free_at < lanes[y].free_at || (lanes[x].free_at == lanes[y].free_at && x < y);
+    });
+    for (std::size_t i = 0; i < count; ++i) out.push_back(&lanes[order[i]]);
   }
 
  private:
