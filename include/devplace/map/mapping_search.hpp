@@ -204,24 +204,11 @@ class mapping_search {
     const auto& g = *g_;
     const std::size_t S = g.stages(), R = g.replicas();
     order_.clear();
-    auto stage_pressure = [&](std::size_t s) { return pressure_[g.vertex(s, 0)]; };
+    std::vector<double> stage_pressure(S);
+    for (std::size_t s = 0; s < S; ++s) stage_pressure[s] = pressure_[g.vertex(s, 0)];
     if (sym_ == replica_symmetry::copies || (sym_ == replica_symmetry::none && is_p2p())) {
       // replica-major, BFS over the stage graph from the most constrained stage
-      std::vector<std::size_t> seq;
-      std::vector<char> seen(S, 0);
-      while (seq.size() < S) {
-        std::size_t start = unplaced;
-        for (std::size_t s = 0; s < S; ++s)
-          if (!seen[s] && (start == unplaced || stage_pressure(s) > stage_pressure(start))) start = s;
-        seen[start] = 1;
-        std::size_t head = seq.size();
-        seq.push_back(start);
-        while (head < seq.size()) {
-          const std::size_t s = seq[head++];
-          for (auto t : g.neighbours(s))
-            if (!seen[t]) seen[t] = 1, seq.push_back(t);
-        }
-      }
+      const auto seq = g.breadth_first_stages(stage_pressure);
       for (std::size_t r = 0; r < R; ++r)
         for (auto s : seq)
           if (r < g.replicas(s)) order_.push_back(g.vertex(s, r));
@@ -229,7 +216,7 @@ class mapping_search {
       std::vector<std::size_t> seq(S);
       std::iota(seq.begin(), seq.end(), std::size_t{0});
       std::stable_sort(seq.begin(), seq.end(), [&](std::size_t a, std::size_t b) {
-        if (stage_pressure(a) != stage_pressure(b)) return stage_pressure(a) > stage_pressure(b);
+        if (stage_pressure[a] != stage_pressure[b]) return stage_pressure[a] > stage_pressure[b];
         return g.param_bytes(a) > g.param_bytes(b);
       });
       for (auto s : seq)

@@ -13,10 +13,9 @@
 #include <stdexcept>
 #include <vector>
 
-namespace devplace::detail {
+#include "devplace/map/detail/cover_common.hpp"
 
-/// The outcome of a packing search: R rows found, none exist, or stopped by a limit.
-enum class packing_outcome { found, none, stopped };
+namespace devplace::detail {
 
 /// Hall's condition for nested row levels (see `exact_cover_packing`): the chosen rows per level,
 /// and whether one more row of level l keeps every prefix count ≤ its level.
@@ -37,25 +36,6 @@ class hall_counter {
 
  private:
   std::vector<std::size_t> chosen_at_;  // chosen rows per level
-};
-
-/// The limits of one packing search: a node budget (0: none), a stop flag and a deadline, the
-/// last two checked every 1,024 nodes; `aborted` once one of them is reached.
-struct packing_limits {
-  std::uint64_t budget = 0, nodes = 0;
-  const std::atomic<bool>* stop = nullptr;
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  bool aborted = false;
-
-  /// Counts a node; false (and aborted) when a limit is reached.
-  bool step() {
-    if (++nodes == budget ||
-        ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
-      aborted = true;
-      return false;
-    }
-    return true;
-  }
 };
 
 /// Checks the levels of a packing search: one per row, each in [1, R].
@@ -110,7 +90,7 @@ class exact_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
+    lim_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     solution_.clear();
     levels_ = levels;
     check_packing_levels(levels, (up_.size() - C_ - 1) / (W_ == 0 ? 1 : W_), R);
@@ -121,7 +101,7 @@ class exact_cover_packing {
     return lim_.aborted ? outcome::stopped : outcome::none;
   }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.count; }
 
  private:
   [[nodiscard]] std::uint32_t row_base(std::uint32_t x) const noexcept { return C_ + 1 + (x - C_ - 1) / W_ * W_; }
@@ -194,7 +174,7 @@ class exact_cover_packing {
   hall_counter hall_;
   std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
   std::vector<std::size_t> solution_;
-  packing_limits lim_;
+  work_counter lim_;
 };
 
 /// The search of `exact_cover_packing` for at most 64 columns, on bit masks: a row is a 64-bit
@@ -235,7 +215,7 @@ class bitset_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
+    lim_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     solution_.clear();
     levels_ = levels;
     check_packing_levels(levels, masks_.size(), R);
@@ -249,7 +229,7 @@ class bitset_cover_packing {
     return lim_.aborted ? outcome::stopped : outcome::none;
   }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.count; }
 
  private:
   /// `left` rows still to choose, `spare` columns that may stay empty, `used` the columns taken
@@ -310,7 +290,7 @@ class bitset_cover_packing {
   std::span<const std::uint32_t> levels_;
   hall_counter hall_;
   std::vector<std::size_t> solution_;
-  packing_limits lim_;
+  work_counter lim_;
 };
 
 /// The node budgets of one cover turn (map/detail/copy_cover_turns.hpp): the listing's and the

@@ -205,11 +205,11 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
       if (auto nodes = find_node_structure(L);
           nodes && std::any_of(nodes->nodes.begin(), nodes->nodes.end(), [](const auto& d) { return d.size() >= 2; }))
         if (auto s = std::make_shared<group_cover_search>(g, L, std::move(*nodes), std::size_t{1} << 22, deadline); s->applies())
-          add(group_cover_oracle(std::move(s), rows));
+          add(cover_oracle<group_cover_search>(std::move(s), rows));
     if (wants("quotient_copy") && built.empty() && equal && L.symmetric() && !L.has_latency() && L.devices() <= 256 &&
         link_classes().size() < L.devices())
       if (auto s = std::make_shared<quotient_copy_search>(g, L, link_classes()); s->applies())
-        add(quotient_copy_oracle(std::move(s)));
+        add(cover_oracle<quotient_copy_search>(std::move(s), rows));
   }
   if (expired()) return false;
   if (wants("copy_cover") && g.replicas() >= 2 && copy_cover_applies(model, g, L, deps)) {
@@ -222,10 +222,10 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
       add(listing_cover_oracle<C, ring_cover_search<C>>(g, L, model, table, deps, twins, rows, opt.copy_cover_nodes));
     if (wants("quotient_ring") && few && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices())
       if (auto s = std::make_shared<quotient_ring_search>(g, L, link_classes()); s->applies())
-        add(relaxed_ring_oracle<quotient_ring_search>(std::move(s), rows));
+        add(cover_oracle<quotient_ring_search>(std::move(s), rows));
     if (wants("line_ring") && L.symmetric() && L.devices() <= 512)
       if (auto s = std::make_shared<line_ring_search>(g, L, link_classes()); s->applies())
-        add(relaxed_ring_oracle<line_ring_search>(std::move(s), rows));
+        add(cover_oracle<line_ring_search>(std::move(s), rows));
   }
   for (const auto& spec : opt.oracles) {
     auto custom = std::find_if(opt.custom_oracles.begin(), opt.custom_oracles.end(), [&](const auto& c) { return c.name == spec.name; });
