@@ -57,6 +57,17 @@ inline bool take_packing(packing_outcome o, std::uint64_t nodes, std::size_t ver
   return true;
 }
 
+/// The limits of one `solve` of the node-group and quotient ring covers: count vectors listed,
+/// steps of the listing, nodes of the packing (0: none for the last two); the node-group cover's
+/// bin packing of its groups into the nodes: nodes per packing, packings that do not realise.
+struct count_vector_limits {
+  std::size_t vectors = 200'000;
+  std::uint64_t listing_steps = 4'000'000;
+  std::uint64_t packing_nodes = 1'000'000;
+  std::uint64_t placing_nodes = 20'000;
+  std::size_t placing_tries = 64;
+};
+
 /// Whether `*stop` is set or `deadline` has passed.
 [[nodiscard]] inline bool interrupted(const std::atomic<bool>* stop, cover_clock::time_point deadline) noexcept {
   return (stop && stop->load(std::memory_order_relaxed)) || cover_clock::now() >= deadline;

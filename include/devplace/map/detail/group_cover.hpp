@@ -45,7 +45,9 @@
 #include <optional>
 #include <span>
 #include <numeric>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -110,7 +112,6 @@ class group_cover_search {
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] const node_structure& nodes() const noexcept { return n_; }
 
   /// The smallest T(G, k) above t (+inf when none): the value at which the answer can change next.
   [[nodiscard]] double next_change(double t) const {
@@ -122,15 +123,7 @@ class group_cover_search {
     return next;
   }
 
-  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
-  /// (0: none for the last two).
-  struct limits {
-    std::size_t vectors = 200'000;
-    std::uint64_t listing_steps = 4'000'000;
-    std::uint64_t packing_nodes = 1'000'000;
-    std::uint64_t placing_nodes = 20'000;  ///< nodes of each bin packing of the groups into the nodes
-    std::size_t placing_tries = 64;       ///< packings of merged classes that do not realise, at most
-  };
+  using limits = count_vector_limits;
 
   /// Decides whether a mapping has every time ≤ t (file comment), on a relaxation that is exact
   /// but for the bin packing inside merged nodes: nodes of one size in which the same groups fit
@@ -142,7 +135,7 @@ class group_cover_search {
   /// packed into its nodes (a depth-first bin packing), that mapping; otherwise unknown. Unknown
   /// also when a limit is reached, at `*stop` or at `deadline`.
   [[nodiscard]] cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                         clock::time_point deadline = clock::time_point::max()) const {
+                                   clock::time_point deadline = clock::time_point::max()) const {
     auto a = pass(t, lim, true, stop, deadline);
     if (a.answer != cover_answer::kind::unknown || !a.unrealised) return a;
     // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
@@ -160,58 +153,12 @@ class group_cover_search {
   /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
   /// `merge_large`, else those of ≤ 2 devices.
   [[nodiscard]] cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
-                                        clock::time_point deadline) const;
+                                  clock::time_point deadline) const;
 
  private:
   struct entry {
     double time;
     std::uint64_t mask;
-  };
-
-  /// The count vectors listed so far (those in `entries`/`starts`), by a hash of their dense
-  /// form: open addressing, each hit checked against the vector's entries.
-  class vector_set {
-   public:
-    vector_set(const std::vector<class_cover_packing::entry>& entries, const std::vector<std::size_t>& starts)
-        : entries_(&entries), starts_(&starts), slots_(1024, 0), hash_() {}
-    [[nodiscard]] std::size_t size() const noexcept { return hash_.size(); }
-    /// Whether the vector `load` (dense, hash h) is listed.
-    [[nodiscard]] bool contains(std::uint64_t h, const std::vector<std::uint32_t>& load) const {
-      const std::size_t mask = slots_.size() - 1;
-      for (std::size_t i = static_cast<std::size_t>(h) & mask; slots_[i] != 0; i = (i + 1) & mask) {
-        const std::size_t e = slots_[i] - 1;
-        if (hash_[e] != h) continue;
-        std::size_t named = 0;
-        bool same = true;
-        for (std::size_t j = (*starts_)[e]; j < (*starts_)[e + 1] && same; ++j, ++named)
-          same = load[(*entries_)[j].cls] == (*entries_)[j].count;
-        if (same && named == static_cast<std::size_t>(std::count_if(load.begin(), load.end(), [](std::uint32_t x) { return x != 0; })))
-          return true;
-      }
-      return false;
-    }
-    /// Adds the last vector of `entries`/`starts`, of hash h.
-    void insert(std::uint64_t h) {
-      hash_.push_back(h);
-      if (2 * hash_.size() > slots_.size()) {
-        slots_.assign(2 * slots_.size(), 0);
-        for (std::size_t e = 0; e < hash_.size(); ++e) place(e);
-      } else {
-        place(hash_.size() - 1);
-      }
-    }
-
-   private:
-    void place(std::size_t e) {
-      const std::size_t mask = slots_.size() - 1;
-      std::size_t i = static_cast<std::size_t>(hash_[e]) & mask;
-      while (slots_[i] != 0) i = (i + 1) & mask;
-      slots_[i] = static_cast<std::uint32_t>(e + 1);
-    }
-    const std::vector<class_cover_packing::entry>* entries_;
-    const std::vector<std::size_t>* starts_;
-    std::vector<std::uint32_t> slots_;  // vector + 1, 0: empty
-    std::vector<std::uint64_t> hash_;   // per vector
   };
 
   static double binomial(std::size_t n, std::size_t k) {
@@ -324,15 +271,12 @@ class group_cover_search::class_pass {
     const std::size_t C = members_.size();
     cap_.assign(C, 0);
     for (std::size_t c = 0; c < C; ++c) cap_[c] = static_cast<std::uint32_t>(members_[c].size() * n_.nodes[members_[c][0]].size());
-    weight_.resize(C);
-    for (std::size_t c = 0; c < C; ++c) weight_[c] = mix64(c + 0x51ED);
     for (const auto& part : partitions_) {
       sg_ = &part.first;
       groups_ = &part.second;
       cls_.assign(sg_->size(), 0);
       load_.assign(C, 0);
       count_.assign(C, 0);
-      h_ = 0;
       assign(0);
       if (work_.aborted) break;
     }
@@ -401,15 +345,17 @@ class group_cover_search::class_pass {
     if (!step()) return;
     const signature& sg = *sg_;
     if (i == sg.size()) {
-      if (seen_.contains(h_, load_)) return;
-      if (seen_.size() >= lim_.vectors) {
-        work_.aborted = true;
-        return;
-      }
+      const std::size_t first = entries_.size();  // the vector's nonzero counts, its key in `seen_`
       for (std::size_t c = 0; c < load_.size(); ++c)
         if (load_[c]) entries_.push_back({static_cast<std::uint32_t>(c), load_[c]});
+      std::string key(reinterpret_cast<const char*>(entries_.data() + first), (entries_.size() - first) * sizeof(entries_[0]));
+      if (seen_.count(key) || seen_.size() >= lim_.vectors) {
+        work_.aborted = !seen_.count(key);
+        entries_.resize(first);
+        return;
+      }
       starts_.push_back(entries_.size());
-      seen_.insert(h_);
+      seen_.insert(std::move(key));
       witness_.push_back({groups_, witness_classes_.size()});
       witness_classes_.insert(witness_classes_.end(), cls_.begin(), cls_.end());
       return;
@@ -417,9 +363,9 @@ class group_cover_search::class_pass {
     const bool same = i > 0 && sg[i] == sg[i - 1];
     for (const auto c : sets_[sg[i].second]) {
       if ((same && c < cls_[i - 1]) || count_[c] == members_[c].size() || load_[c] + sg[i].first > cap_[c]) continue;
-      ++count_[c], load_[c] += sg[i].first, cls_[i] = c, h_ += weight_[c] * sg[i].first;
+      ++count_[c], load_[c] += sg[i].first, cls_[i] = c;
       assign(i + 1);
-      --count_[c], load_[c] -= sg[i].first, h_ -= weight_[c] * sg[i].first;
+      --count_[c], load_[c] -= sg[i].first;
       if (work_.aborted) return;
     }
   }
@@ -466,26 +412,23 @@ class group_cover_search::class_pass {
   // the count vectors; per vector, its partition's groups and where their classes start in
   // `witness_classes_`
   std::vector<std::uint32_t> cap_;
-  std::vector<std::uint64_t> weight_;
   std::vector<class_cover_packing::entry> entries_;
   std::vector<std::size_t> starts_{0};
-  vector_set seen_{entries_, starts_};
+  std::unordered_set<std::string> seen_;  // the vectors listed, by their entries
   std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness_;
   std::vector<std::uint32_t> witness_classes_;
-  // the partition being assigned: its signature, groups, classes, loads and counts per class,
-  // and the hash Σ_c load[c] · weight[c]
+  // the partition being assigned: its signature, groups, classes, loads and counts per class
   const signature* sg_ = nullptr;
   const std::vector<std::uint64_t>* groups_ = nullptr;
   std::vector<std::uint32_t> cls_, load_, count_;
-  std::uint64_t h_ = 0;
   // the realisation
   std::vector<item> items_;
   std::vector<std::size_t> room_, node_of_item_;
   std::uint64_t tries_ = 0;
 };
 
-inline cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large,
-                                                   const std::atomic<bool>* stop, clock::time_point deadline) const {
+inline cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
+                                             clock::time_point deadline) const {
   cover_answer a;
   if (!applies_) return a;
   class_pass st(*this, lim, stop, deadline);

@@ -27,7 +27,7 @@
 
 namespace devplace::detail {
 
-  /// The oracle names of `o` are built-in or custom, each once; custom oracles are set.
+/// The oracle names of `o` are built-in or custom, each once; custom oracles are set.
 inline void check_oracles(const mapper_options& o) {
   for (const auto& c : o.custom_oracles)
     if (c.name.empty() || !c.oracle) throw std::invalid_argument("mapper_options::custom_oracles: an oracle without a name or without an oracle");
@@ -63,7 +63,7 @@ class oracle_portfolio_run {
       const auto a = ask(*e, q, total, eval);
       if (a.answer != oracle_answer::kind::unknown) return true;
       if (a.capped) atomic_lower(e->capped_at, q.target, std::memory_order_relaxed);
-      if (stopped(q)) return false;
+      if (interrupted(q.stop, q.deadline)) return false;
     }
     return false;
   }
@@ -110,7 +110,7 @@ class oracle_portfolio_run {
       } else {
         t.budget[i] = std::min(e.limit, 2 * t.budget[i]);
       }
-      if (stopped(q)) return false;
+      if (interrupted(q.stop, q.deadline)) return false;
     }
     return false;
   }
@@ -145,10 +145,6 @@ class oracle_portfolio_run {
     std::atomic<std::size_t> asked{0}, found{0}, refuted{0}, unknown{0};
     std::atomic<std::uint64_t> nodes{0};
   };
-
-  static bool stopped(const oracle_query& q) {
-    return (q.stop && q.stop->load()) || std::chrono::steady_clock::now() >= q.deadline;
-  }
 
   /// Asks one oracle, counts its answer and records a decision in `total`.
   template <class Eval>

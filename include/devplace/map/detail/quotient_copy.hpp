@@ -414,11 +414,7 @@ struct quotient_copy_search::realisation {
   }
 };
 
-/// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
-/// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
-/// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
-/// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
-/// programme at a larger target only has more states, so it would reach the limit too).
+// quotient_copy_search::solve (declared, and documented, in quotient_copy_listing.hpp)
 inline cover_answer quotient_copy_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
                                                 clock::time_point deadline, const std::atomic<double>* capped_at) const {
   cover_answer a;

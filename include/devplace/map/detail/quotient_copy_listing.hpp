@@ -109,7 +109,6 @@ class quotient_copy_search {
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
   /// The relaxed cost w(x, y) between classes (w(x, x): the cheapest link inside x).
   [[nodiscard]] double class_cost(std::size_t x, std::size_t y) const noexcept { return w_[x * K_ + y]; }
 
@@ -292,27 +291,24 @@ class quotient_copy_search {
       for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
       return h ^ (h >> 29);
     }
+    /// The slot of key k: its entry's, or the empty one where it would go.
+    [[nodiscard]] std::size_t slot_of(const std::uint8_t* k) const {
+      std::size_t i = hash(k, klen) & (slots.size() - 1);
+      while (slots[i] != 0 && std::memcmp(keys.data() + (slots[i] - 1) * klen, k, klen) != 0) i = (i + 1) & (slots.size() - 1);
+      return i;
+    }
     /// The index of key k, or `count` when it is absent.
     [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) return e;
-        i = (i + 1) & (slots.size() - 1);
-      }
-      return count;
+      const std::size_t i = slot_of(k);
+      return slots[i] != 0 ? slots[i] - 1 : count;
     }
     /// Merges (key, val) by the minimum of each value; the key's index.
     std::size_t insert(const std::uint8_t* k, const double* v) {
       if (2 * (count + 1) > slots.size()) grow();
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) {
-          for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
-          return e;
-        }
-        i = (i + 1) & (slots.size() - 1);
+      const std::size_t i = slot_of(k);
+      if (const std::size_t e = slots[i]; e != 0) {
+        for (std::size_t j = 0; j < vlen; ++j) vals[(e - 1) * vlen + j] = std::min(vals[(e - 1) * vlen + j], v[j]);
+        return e - 1;
       }
       slots[i] = static_cast<std::uint32_t>(++count);
       keys.insert(keys.end(), k, k + klen);
@@ -321,11 +317,7 @@ class quotient_copy_search {
     }
     void grow() {
       slots.assign(slots.size() * 2, 0);
-      for (std::size_t e = 0; e < count; ++e) {
-        std::size_t i = hash(keys.data() + e * klen, klen) & (slots.size() - 1);
-        while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
-        slots[i] = static_cast<std::uint32_t>(e + 1);
-      }
+      for (std::size_t e = 0; e < count; ++e) slots[slot_of(keys.data() + e * klen)] = static_cast<std::uint32_t>(e + 1);
     }
   };
 

@@ -124,13 +124,7 @@ class quotient_ring_search {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
-  /// (0: none for the last two).
-  struct limits {
-    std::size_t vectors = 200'000;
-    std::uint64_t listing_steps = 4'000'000;
-    std::uint64_t packing_nodes = 1'000'000;
-  };
+  using limits = count_vector_limits;  ///< (the bin packing's limits unused)
 
   /// The quotient of `L` by `classes` (a partition of the devices into link classes, e.g.
   /// `find_link_classes`). `applies()` is false unless `g` has equal replica counts R ≥ 2 and
@@ -150,7 +144,6 @@ class quotient_ring_search {
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
 
   /// W(c) of the count vector `count` (K entries, Σ = R) in the relaxed topology: the least
   /// largest cost over its cyclic orders (+inf when it has none); NaN when the programme would
