@@ -30,14 +30,11 @@
 /// works; `p2p_cost` and `allreduce_cost` are the two of the paper, `select_cost_model` applies the
 /// paper's automatic choice by the allreduce-to-p2p volume ratio ρ (G13).
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <cstddef>
-#include <limits>
 #include <memory>
-#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>

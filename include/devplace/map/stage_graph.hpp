@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>

@@ -35,7 +35,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -207,6 +206,9 @@ class copy_cover_search {
     std::unordered_map<std::string, std::size_t> index_of_set;  // quotient: device set -> embedding
     auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
     auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
+    auto value = [&](const check& c) {  // the checked vertex's time, or its bound before its dependencies are placed
+      return c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+    };
     work_counter work{.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     std::size_t i = 0;
     for (;;) {
@@ -240,8 +242,7 @@ class copy_cover_search {
         dev[v] = d;
         double tp = worst[i];  // the largest exact time so far: every vertex is checked exactly once
         if (pc != unplaced) {  // the parent's check first: its failure ends the level
-          const double y = checks_[i][pc].exact ? static_cast<double>(model.time(g, L, dv, parent))
-                                                : static_cast<double>(model.bound(g, L, dv, parent));
+          const double y = value(checks_[i][pc]);
           if (y > t) {
             pruned_by(y);
             dev[v] = unplaced;
@@ -254,7 +255,7 @@ class copy_cover_search {
         for (std::size_t k = 0; k < checks_[i].size() && ok; ++k) {
           if (k == pc) continue;
           const auto& c = checks_[i][k];
-          const double y = c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+          const double y = value(c);
           if (y > t) pruned_by(y), ok = false;
           else if (c.exact) tp = std::max(tp, y);
         }

@@ -42,9 +42,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <optional>
 #include <span>
-#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>

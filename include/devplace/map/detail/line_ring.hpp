@@ -258,12 +258,8 @@ class line_ring_search {
       std::vector<std::uint32_t> r(S);
       for (std::size_t x = 0; x < S; ++x) {
         auto time = [&](double w) { return g.ring_stage_ms(x, w); };
-        std::size_t lo = 0, hi = v.size();
-        while (lo < hi) {
-          const std::size_t mid = (lo + hi) / 2;
-          if (time(v[mid]) <= t) lo = mid + 1;
-          else hi = mid;
-        }
+        // the values within t come first: the time grows with the value
+        const auto lo = static_cast<std::size_t>(std::partition_point(v.begin(), v.end(), [&](double w) { return time(w) <= t; }) - v.begin());
         r[x] = static_cast<std::uint32_t>(lo);
         if (lo < v.size()) ans.next_change = std::min(ans.next_change, time(v[lo]));
       }

@@ -4,7 +4,6 @@
 /// its realisation of a packing on the real links (step 3) and `quotient_copy_search::solve`.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

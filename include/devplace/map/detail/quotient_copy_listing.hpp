@@ -44,9 +44,7 @@
 /// the realisation (step 3) and `solve` are in map/detail/quotient_copy.hpp.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -54,7 +52,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>

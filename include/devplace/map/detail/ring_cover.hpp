@@ -25,16 +25,13 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <span>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
