@@ -166,12 +166,12 @@ TEST_CASE("group cover: every target answered against the brute-force optimum") 
     for (const double t : targets) {
       CAPTURE(t);
       const auto a = c.solve(t, {.vectors = 1u << 30, .listing_steps = 0, .packing_nodes = 0});
-      if (a.answer == detail::group_cover_answer::kind::unknown) {
+      if (a.answer == detail::cover_answer::kind::unknown) {
         ++unknown;  // only from the limits, and there are none
         CHECK(false);
         continue;
       }
-      if (a.answer == detail::group_cover_answer::kind::found) {
+      if (a.answer == detail::cover_answer::kind::found) {
         ++found;
         CHECK(opt <= t);
         const double obj = evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms;
@@ -221,9 +221,9 @@ TEST_CASE("group cover: on alike nodes merged into classes, every target answere
       const std::size_t tries = it % 2 ? 1 + std::size_t(it % 4 / 2) : std::size_t{1} << 20;
       const auto a = c.solve(t, {.vectors = 1u << 30, .listing_steps = 0, .packing_nodes = 0, .placing_nodes = 0, .placing_tries = tries});
       rejected += a.rejected > 0;
-      rejected_none += a.rejected > 0 && a.answer == detail::group_cover_answer::kind::none;
-      REQUIRE(a.answer != detail::group_cover_answer::kind::unknown);
-      if (a.answer == detail::group_cover_answer::kind::found) {
+      rejected_none += a.rejected > 0 && a.answer == detail::cover_answer::kind::none;
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
+      if (a.answer == detail::cover_answer::kind::found) {
         ++found;
         CHECK(opt <= t);
         std::vector<std::size_t> dev(a.dev);

@@ -226,10 +226,10 @@ TEST_CASE("line ring: a chain of devices, by hand") {
   REQUIRE(x == doctest::Approx(1e6));
   const double opt = 1.0 + x * w2;
   const auto below = q.solve(opt * (1 - 1e-9));
-  CHECK(below.answer == detail::line_ring_answer::kind::none);
+  CHECK(below.answer == detail::cover_answer::kind::none);
   CHECK(below.next_change == doctest::Approx(opt).epsilon(1e-12));
   const auto at = q.solve(opt);
-  REQUIRE(at.answer == detail::line_ring_answer::kind::relaxed_found);
+  REQUIRE(at.answer == detail::cover_answer::kind::relaxed_found);
   const auto dev = q.realise(at, opt);
   REQUIRE(dev.size() == 3);
   CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(dev)).objective_ms == doctest::Approx(opt));
@@ -237,8 +237,8 @@ TEST_CASE("line ring: a chain of devices, by hand") {
   const stage_graph g2(2, {1.0}, {1e6}, {{0.0}});
   const detail::line_ring_search q2(g2, L, detail::find_link_classes(L));
   const double opt2 = 1.0 + g2.allreduce_bytes(0) * w1;
-  CHECK(q2.solve(opt2).answer == detail::line_ring_answer::kind::relaxed_found);
-  CHECK(q2.solve(opt2 * (1 - 1e-9)).answer == detail::line_ring_answer::kind::none);
+  CHECK(q2.solve(opt2).answer == detail::cover_answer::kind::relaxed_found);
+  CHECK(q2.solve(opt2 * (1 - 1e-9)).answer == detail::cover_answer::kind::none);
 }
 
 TEST_CASE("line ring: every target decided exactly against a brute-force packing of the relaxation") {
@@ -299,10 +299,10 @@ TEST_CASE("line ring: every target decided exactly against a brute-force packing
     for (const double t : targets) {
       CAPTURE(t);
       const auto a = q.solve(t);
-      REQUIRE(a.answer != detail::line_ring_answer::kind::unknown);
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
       const bool oracle = feasible(t);
-      CHECK((a.answer == detail::line_ring_answer::kind::relaxed_found) == oracle);
-      if (a.answer == detail::line_ring_answer::kind::none) {
+      CHECK((a.answer == detail::cover_answer::kind::relaxed_found) == oracle);
+      if (a.answer == detail::cover_answer::kind::none) {
         ++none;
         CHECK(a.next_change > t);
         CHECK(!feasible(std::nextafter(a.next_change, 0.0)));
@@ -341,8 +341,8 @@ TEST_CASE("line ring: none only below the brute-force optimum, and realised mapp
     for (const double t : {opt, opt * (1 - 1e-9), opt * 0.9, opt * 1.1, opt * 1.5}) {
       CAPTURE(t);
       const auto a = q.solve(t);
-      REQUIRE(a.answer != detail::line_ring_answer::kind::unknown);
-      if (a.answer == detail::line_ring_answer::kind::none) {
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
+      if (a.answer == detail::cover_answer::kind::none) {
         ++none;
         CHECK(opt > t);
         CHECK(a.next_change <= opt * (1 + 1e-12));
@@ -372,7 +372,7 @@ TEST_CASE("line ring: realised rings of more than 12 devices follow the line") {
     const auto flat_cs = flatten(g, cs_map(g));
     const auto cs = evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(flat_cs)).objective_ms;
     const auto a = q.solve(cs);
-    REQUIRE(a.answer == detail::line_ring_answer::kind::relaxed_found);
+    REQUIRE(a.answer == detail::cover_answer::kind::relaxed_found);
     const auto dev = q.realise(a, cs * 4);
     CAPTURE(it);
     REQUIRE(!dev.empty());
@@ -411,8 +411,8 @@ TEST_CASE("mapper: random_blk_2 with rings of 16 is proved by the line ring cove
     // objective it holds
     const detail::line_ring_search q(g, L, detail::find_link_classes(L));
     REQUIRE(q.applies());
-    CHECK(q.solve(r.objective_ms * (1 - 1e-9)).answer == detail::line_ring_answer::kind::none);
-    CHECK(q.solve(r.objective_ms).answer == detail::line_ring_answer::kind::relaxed_found);
+    CHECK(q.solve(r.objective_ms * (1 - 1e-9)).answer == detail::cover_answer::kind::none);
+    CHECK(q.solve(r.objective_ms).answer == detail::cover_answer::kind::relaxed_found);
     // and without it the mapper finds nothing better
     const auto off = map_devices(g, L, allreduce_cost{}, {.threads = 2, .timeout_s = 1, .oracles = oracles_without({"line_ring"})});
     CHECK(off.objective_ms >= r.objective_ms * (1 - 1e-12));

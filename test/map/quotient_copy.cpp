@@ -125,9 +125,9 @@ TEST_CASE("quotient copy: every target decided exactly against the brute-force o
     for (const double t : {opt * 1.5, opt, opt * (1 - 1e-9), opt * 0.9, opt * 0.97, opt * 1.1, opt * 2}) {
       CAPTURE(t);
       const auto a = q.solve(t, unlimited);
-      REQUIRE(a.answer != detail::quotient_copy_answer::kind::unknown);
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
       rejected += a.rejected;
-      if (a.answer == detail::quotient_copy_answer::kind::none) {
+      if (a.answer == detail::cover_answer::kind::none) {
         ++none;
         CHECK(opt > t);
         CHECK(a.next_change > t);
@@ -203,8 +203,8 @@ TEST_CASE("quotient copy: targets at and around the optimum decided exactly on 1
     for (const double t : {opt * 1.02, opt, opt * (1 - 1e-9), opt * 0.98}) {
       CAPTURE(t);
       const auto a = q.solve(t, unlimited);
-      REQUIRE(a.answer != detail::quotient_copy_answer::kind::unknown);
-      if (a.answer == detail::quotient_copy_answer::kind::none) {
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
+      if (a.answer == detail::cover_answer::kind::none) {
         ++none;
         CHECK(opt > t * (1 + 1e-12));
         CHECK(a.next_change <= opt * (1 + 1e-12));

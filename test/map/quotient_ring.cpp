@@ -131,8 +131,8 @@ TEST_CASE("quotient ring: every target answered against the brute-force optimum 
     for (const double t : {opt, opt * (1 - 1e-9), opt * 0.9, opt * 0.97, opt * 1.1, opt * 1.5}) {
       CAPTURE(t);
       const auto a = q.solve(t, {.vectors = 1u << 30, .listing_steps = 0, .packing_nodes = 0});
-      REQUIRE(a.answer != detail::quotient_ring_answer::kind::unknown);
-      if (a.answer == detail::quotient_ring_answer::kind::none) {
+      REQUIRE(a.answer != detail::cover_answer::kind::unknown);
+      if (a.answer == detail::cover_answer::kind::none) {
         ++none;
         CHECK(opt > t);
         CHECK(a.next_change > t);

@@ -30,14 +30,11 @@
 /// works; `p2p_cost` and `allreduce_cost` are the two of the paper, `select_cost_model` applies the
 /// paper's automatic choice by the allreduce-to-p2p volume ratio ρ (G13).
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <cstddef>
-#include <limits>
 #include <memory>
-#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -83,13 +80,6 @@ template <class C>
 struct cost_model_form<C> : std::integral_constant<model_form, C::form> {};
 template <class C>
 inline constexpr model_form cost_model_form_v = cost_model_form<std::remove_cvref_t<C>>::value;
-
-/// Whether a model of type C has p2p sends between replicas of one copy (forms copies and
-/// copies_and_rings), and whether it has stage rings (rings and copies_and_rings).
-template <class C>
-inline constexpr bool has_copy_sends = cost_model_form_v<C> == model_form::copies || cost_model_form_v<C> == model_form::copies_and_rings;
-template <class C>
-inline constexpr bool has_stage_rings = cost_model_form_v<C> == model_form::rings || cost_model_form_v<C> == model_form::copies_and_rings;
 
 /// \concept mapping_cost_model
 /// A stage-replica time model for the mapper. Notation: `g` a `const stage_graph&`, `L` a

@@ -52,7 +52,6 @@
 /// The whole run stops at `timeout_s` with status `time_limit` and the best mapping found.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -62,13 +61,11 @@
 #include <list>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 

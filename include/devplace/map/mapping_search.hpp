@@ -12,19 +12,15 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
-#include <memory>
 #include <numeric>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -204,24 +200,11 @@ class mapping_search {
     const auto& g = *g_;
     const std::size_t S = g.stages(), R = g.replicas();
     order_.clear();
-    auto stage_pressure = [&](std::size_t s) { return pressure_[g.vertex(s, 0)]; };
+    std::vector<double> stage_pressure(S);
+    for (std::size_t s = 0; s < S; ++s) stage_pressure[s] = pressure_[g.vertex(s, 0)];
     if (sym_ == replica_symmetry::copies || (sym_ == replica_symmetry::none && is_p2p())) {
       // replica-major, BFS over the stage graph from the most constrained stage
-      std::vector<std::size_t> seq;
-      std::vector<char> seen(S, 0);
-      while (seq.size() < S) {
-        std::size_t start = unplaced;
-        for (std::size_t s = 0; s < S; ++s)
-          if (!seen[s] && (start == unplaced || stage_pressure(s) > stage_pressure(start))) start = s;
-        seen[start] = 1;
-        std::size_t head = seq.size();
-        seq.push_back(start);
-        while (head < seq.size()) {
-          const std::size_t s = seq[head++];
-          for (auto t : g.neighbours(s))
-            if (!seen[t]) seen[t] = 1, seq.push_back(t);
-        }
-      }
+      const auto seq = g.breadth_first_stages(stage_pressure);
       for (std::size_t r = 0; r < R; ++r)
         for (auto s : seq)
           if (r < g.replicas(s)) order_.push_back(g.vertex(s, r));
@@ -229,7 +212,7 @@ class mapping_search {
       std::vector<std::size_t> seq(S);
       std::iota(seq.begin(), seq.end(), std::size_t{0});
       std::stable_sort(seq.begin(), seq.end(), [&](std::size_t a, std::size_t b) {
-        if (stage_pressure(a) != stage_pressure(b)) return stage_pressure(a) > stage_pressure(b);
+        if (stage_pressure[a] != stage_pressure[b]) return stage_pressure[a] > stage_pressure[b];
         return g.param_bytes(a) > g.param_bytes(b);
       });
       for (auto s : seq)
@@ -304,22 +287,23 @@ class mapping_search {
     auto add = [&](std::size_t earlier_vertex, std::size_t later_vertex) {
       lex_after_[pos_[later_vertex]].push_back(pos_[earlier_vertex]);
     };
+    auto first_of = [&](auto&& in) {  // the vertex placed first among those `in` holds
+      std::size_t first = unplaced;
+      for (std::size_t v = 0; v < V_; ++v)
+        if (in(v) && (first == unplaced || pos_[v] < pos_[first])) first = v;
+      return first;
+    };
     if (sym_ == replica_symmetry::copies) {
       for (std::size_t r = 0; r + 1 < R; ++r) {
-        std::size_t first = unplaced;
-        for (std::size_t s = 0; s < S; ++s)
-          for (std::size_t c : {r, r + 1})
-            if (first == unplaced || pos_[g.vertex(s, c)] < pos_[first]) first = g.vertex(s, c);
+        const std::size_t first = first_of([&](std::size_t v) { return g.replica_of_vertex(v) == r || g.replica_of_vertex(v) == r + 1; });
         const std::size_t s = g.stage_of_vertex(first), c = g.replica_of_vertex(first);
         add(first, g.vertex(s, c == r ? r + 1 : r));
       }
     } else if (sym_ == replica_symmetry::rings) {
-      std::vector<std::size_t> first_replica(S);
       for (std::size_t s = 0; s < S; ++s) {
         std::size_t a = 0;
         for (std::size_t q = 1; q < R; ++q)
           if (pos_[g.vertex(s, q)] < pos_[g.vertex(s, a)]) a = q;
-        first_replica[s] = a;
         for (std::size_t q = 0; q < R; ++q)
           if (q != a) add(g.vertex(s, a), g.vertex(s, q));  // rotations: the ring starts at its minimum
         if (L.symmetric() && R >= 3) {                       // reflection fixing a
@@ -347,10 +331,7 @@ class mapping_search {
           const std::size_t s2 = seq[j];
           if (g.compute_ms(s1) != g.compute_ms(s2) || g.param_bytes(s1) != g.param_bytes(s2)) continue;
           // the first position among both rings, and its partner in the other ring
-          std::size_t first = unplaced;
-          for (std::size_t q = 0; q < R; ++q)
-            for (std::size_t s : {s1, s2})
-              if (first == unplaced || pos_[g.vertex(s, q)] < pos_[first]) first = g.vertex(s, q);
+          const std::size_t first = first_of([&](std::size_t v) { return g.stage_of_vertex(v) == s1 || g.stage_of_vertex(v) == s2; });
           const std::size_t fs = g.stage_of_vertex(first), q = g.replica_of_vertex(first);
           add(first, g.vertex(fs == s1 ? s2 : s1, q));
           break;  // chain consecutive members of the class

@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -140,6 +139,29 @@ class stage_graph {
   /// The stages s' with M(s, s') > 0, largest message first (ties by index).
   [[nodiscard]] std::span<const std::size_t> neighbours(std::size_t s) const noexcept {
     return {adj_.data() + adj_begin_[s], adj_begin_[s + 1] - adj_begin_[s]};
+  }
+  /// The stages breadth-first over the stage graph (each stage's neighbours in `neighbours`
+  /// order), every search started at the unreached stage of largest `pressure` (the first among
+  /// equals); `parent` (optional): the stage each one was reached from (S for a start).
+  [[nodiscard]] std::vector<std::size_t> breadth_first_stages(std::span<const double> pressure,
+                                                              std::vector<std::size_t>* parent = nullptr) const {
+    std::vector<std::size_t> seq;
+    std::vector<char> seen(S_, 0);
+    if (parent) parent->assign(S_, S_);
+    while (seq.size() < S_) {
+      std::size_t start = S_;
+      for (std::size_t s = 0; s < S_; ++s)
+        if (!seen[s] && (start == S_ || pressure[s] > pressure[start])) start = s;
+      seen[start] = 1;
+      seq.push_back(start);
+      for (std::size_t head = seq.size() - 1; head < seq.size(); ++head)
+        for (auto t : neighbours(seq[head]))
+          if (!seen[t]) {
+            seen[t] = 1, seq.push_back(t);
+            if (parent) (*parent)[t] = seq[head];
+          }
+    }
+    return seq;
   }
   /// The ring allreduce volume of one replica of stage s: the all-reduce's 2(R_s−1) ring steps
   /// of P(s)/R_s bytes each (cost/collective.hpp), 2(R_s−1)/R_s · P(s) bytes (0 when R_s = 1).

@@ -34,11 +34,13 @@
 #include <utility>
 #include <vector>
 
+#include "devplace/map/detail/cover_common.hpp"
+
 namespace devplace::detail {
 
 class class_cover_packing {
  public:
-  enum class outcome { found, none, stopped };
+  using outcome = packing_outcome;
   /// The class each node covers: the one with the fewest fitting vectors that use it, or the
   /// fewest per unit of its capacity left (ties: the first).
   enum class branching { fewest_users, fewest_per_capacity };
@@ -60,14 +62,7 @@ class class_cover_packing {
     // a random weight per class: the hash of a count vector is Σ count · weight (mod 2^64), so
     // that the hash of a difference is the difference of the hashes
     weight_.resize(sizes_.size());
-    std::uint64_t z = 0x2545F4914F6CDD1Dull;
-    for (auto& w : weight_) {
-      z += 0x9E3779B97F4A7C15ull;
-      std::uint64_t x = z;
-      x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-      x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-      w = x ^ (x >> 31);
-    }
+    for (std::size_t k = 0; k < weight_.size(); ++k) weight_[k] = mix64(0x2545F4914F6CDD1Dull + k * 0x9E3779B97F4A7C15ull);
     // the vectors by hash: open addressing, at most half full
     hash_.resize(N_);
     std::size_t slots = 2;
@@ -116,7 +111,8 @@ class class_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::size_t memo_bytes = std::size_t{64} << 20) {
-    budget_ = node_budget, stop_ = stop, deadline_ = deadline, aborted_ = false, nodes_ = 0, rejections_ = 0;
+    work_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
+    rejections_ = 0;
     memo_left_ = memo_bytes;
     solution_.clear();
     failed_.clear();
@@ -145,7 +141,7 @@ class class_cover_packing {
       std::iota(level_[0].list.begin(), level_[0].list.end(), std::uint32_t{0});
     }
     if (search(rem, h, R, total - S_ * R, 1, all)) return outcome::found;
-    return aborted_ ? outcome::stopped : outcome::none;
+    return work_.aborted ? outcome::stopped : outcome::none;
   }
   /// A test every solution must pass (R indices into the vectors); a rejected one is searched
   /// past, and after `max_rejections` rejections `solve` stops (stopped). The failure memo keeps
@@ -156,7 +152,7 @@ class class_cover_packing {
   [[nodiscard]] std::size_t rejections() const noexcept { return rejections_; }
   void set_branching(branching b) noexcept { branching_ = b; }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return nodes_; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return work_.count; }
 
  private:
   static constexpr std::uint64_t top_bits = 0x8000800080008000ull;
@@ -218,7 +214,7 @@ class class_cover_packing {
   /// Whether the solution so far passes the test (`set_accept`); a rejection is counted.
   bool accepted() {
     if (!accept_ || accept_(std::span<const std::size_t>(solution_))) return true;
-    if (++rejections_ >= max_rejections_) aborted_ = true;
+    if (++rejections_ >= max_rejections_) work_.aborted = true;
     return false;
   }
   /// Remembers the failure at `k` unless a solution was rejected since `rejections` were counted.
@@ -277,11 +273,7 @@ class class_cover_packing {
   bool search(std::vector<std::uint32_t>& rem, std::uint64_t h, std::size_t left, std::size_t spare, std::size_t depth,
               std::span<const std::uint32_t> touched) {
     if (left == 0) return accepted();
-    if (++nodes_ == budget_ ||
-        ((nodes_ & 1023u) == 0 && ((stop_ && stop_->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline_))) {
-      aborted_ = true;
-      return false;
-    }
+    if (!work_.step()) return false;
     if (spare == 0 && left == 1) {
       const std::size_t e = vector_equal_to(rem, N_, h);
       if (e == N_) return false;
@@ -302,7 +294,7 @@ class class_cover_packing {
       while (rem[k] == 0) ++k;
       bool done = false;
       for_each_fit(depth, k, [&](std::size_t e) {
-        if (done || aborted_) return;
+        if (done || work_.aborted) return;
         const std::size_t f = vector_equal_to(rem, e, h - hash_[e]);
         if (f == N_) return;
         solution_.push_back(e);
@@ -311,7 +303,7 @@ class class_cover_packing {
         else solution_.resize(solution_.size() - 2);
       });
       if (done) return true;
-      if (aborted_) return false;
+      if (work_.aborted) return false;
       remember_failure(std::move(k_), rejections);
       return false;
     }
@@ -361,7 +353,7 @@ class class_cover_packing {
       take(e, rem, false);
       if (ok) return true;
       solution_.pop_back();
-      if (aborted_) return false;
+      if (work_.aborted) return false;
     }
     if (spare > 0) {  // one device of class `best` stays empty
       --rem[best];
@@ -371,7 +363,7 @@ class class_cover_packing {
       ++rem[best];
       if (packed_) rem_lanes_[best / 4] += lane(best, 1);
       if (ok) return true;
-      if (aborted_) return false;
+      if (work_.aborted) return false;
     }
     remember_failure(std::move(k_), rejections);
     return false;
@@ -402,10 +394,7 @@ class class_cover_packing {
   std::vector<std::size_t> solution_;
   std::unordered_set<std::string> failed_;
   std::size_t memo_left_ = 0;
-  std::uint64_t budget_ = 0, nodes_ = 0;
-  const std::atomic<bool>* stop_ = nullptr;
-  std::chrono::steady_clock::time_point deadline_;
-  bool aborted_ = false;
+  work_counter work_;  // the nodes, and whether a limit (or `max_rejections_`) stopped the search
   std::function<bool(std::span<const std::size_t>)> accept_;
   std::size_t max_rejections_ = 0, rejections_ = 0;
   branching branching_ = branching::fewest_users;

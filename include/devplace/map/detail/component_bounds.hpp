@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <limits>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include "devplace/map/copy_bound.hpp"

@@ -28,22 +28,20 @@
 /// order (a renaming within classes, which preserves a copy's times).
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/exact_cover.hpp"
 #include "devplace/map/stage_graph.hpp"
 
@@ -61,21 +59,6 @@ template <mapping_cost_model C>
   return true;
 }
 
-/// The answer of the copy-cover search at a target.
-struct copy_cover_answer {
-  enum class kind { found, infeasible, unknown } answer = kind::unknown;
-  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
-  /// infeasible: no mapping has objective below it (> t): the smallest value that pruned the
-  /// enumeration of the embeddings
-  double next_change = std::numeric_limits<double>::infinity();
-  std::uint64_t nodes = 0;     ///< enumeration placements and cover nodes
-  std::size_t embeddings = 0;  ///< device sets enumerated
-  /// unknown because the enumeration reached its node budget or `max_embeddings` (it would at
-  /// every larger target too, with the same limits)
-  bool enumeration_capped = false;
-  bool embeddings_capped = false;  ///< the enumeration reached `max_embeddings`
-};
-
 /// The feasible copy embeddings at a target t, one per device set (the fastest): S devices each in
 /// stage order, and its time; `next_change` the smallest value above t that pruned the listing.
 struct copy_listing {
@@ -84,29 +67,6 @@ struct copy_listing {
   std::vector<double> time;
 };
 
-/// The listing at the largest target listed so far, shared by the targets searched at once: any
-/// smaller target filters it instead of listing again. `Listing` has a target `t` (the copy
-/// cover's `copy_listing`, the ring cover's `ring_listing`).
-template <class Listing>
-class listing_cache {
- public:
-  [[nodiscard]] std::shared_ptr<const Listing> get() const {
-    std::lock_guard lk(mu_);
-    return listing_;
-  }
-  void offer(std::shared_ptr<const Listing> l) {
-    std::lock_guard lk(mu_);
-    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
-  }
-  void clear() {
-    std::lock_guard lk(mu_);
-    listing_.reset();
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Listing> listing_;
-};
 using copy_listing_cache = listing_cache<copy_listing>;
 
 /// The per-input part of the copy-cover search (the copy's vertex order and what each placement
@@ -125,28 +85,11 @@ class copy_cover_search {
       : g_(&g), L_(&L), S_(g.stages()), D_(L.devices()) {
     init_twin_classes(twin_prev);
     // copy 0's vertices in BFS order from the stage with the largest smallest per-device bound
-    std::vector<char> seen(S_, 0);
-    std::vector<std::size_t> parent_stage(S_, S_);  // the stage the BFS reached it from
-    auto pressure = [&](std::size_t s) {
-      double m = std::numeric_limits<double>::infinity();
-      for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table(g.vertex(s, 0), d));
-      return m;
-    };
-    std::vector<double> p(S_);
-    for (std::size_t s = 0; s < S_; ++s) p[s] = pressure(s);
-    while (stages_.size() < S_) {
-      std::size_t start = S_;
-      for (std::size_t s = 0; s < S_; ++s)
-        if (!seen[s] && (start == S_ || p[s] > p[start])) start = s;
-      seen[start] = 1;
-      std::size_t head = stages_.size();
-      stages_.push_back(start);
-      while (head < stages_.size()) {
-        const std::size_t s = stages_[head++];
-        for (auto t : g.neighbours(s))
-          if (!seen[t]) seen[t] = 1, stages_.push_back(t), parent_stage[t] = s;
-      }
-    }
+    std::vector<double> p(S_, std::numeric_limits<double>::infinity());
+    for (std::size_t s = 0; s < S_; ++s)
+      for (std::size_t d = 0; d < D_; ++d) p[s] = std::min(p[s], table(g.vertex(s, 0), d));
+    std::vector<std::size_t> parent_stage;  // the stage the BFS reached it from
+    stages_ = g.breadth_first_stages(p, &parent_stage);
     std::vector<std::size_t> level(g.vertices(), S_);  // level of copy 0's vertices
     for (std::size_t i = 0; i < S_; ++i) level[g.vertex(stages_[i], 0)] = i;
     // at level i: the vertex itself and every placed vertex whose time reads it; exact once all
@@ -190,10 +133,10 @@ class copy_cover_search {
   /// a new listing at t, which then replaces the cached one if its target is larger.
   /// `max_embeddings` embeddings listed, and `budget.listing` nodes for the listing and
   /// `budget.cover` for the cover.
-  [[nodiscard]] copy_cover_answer solve(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings,
-                                        cover_budget budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
-                                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
-    copy_cover_answer a;
+  [[nodiscard]] cover_answer solve(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings,
+                                   cover_budget budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                   cover_clock::time_point deadline = cover_clock::time_point::max()) const {
+    cover_answer a;
     std::shared_ptr<const copy_listing> listing = cache.get();
     if (!listing || listing->t < t) {
       // memory: 12 bytes per device of an embedding here and 12 in the cover's nodes, at most 256 MB
@@ -204,12 +147,12 @@ class copy_cover_search {
       bool listed = false;
       if (listing && std::isfinite(listing->t)) {
         listed = enumerate(model, table, t + (t - listing->t), std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
-        if (!listed && ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline)) return a;
+        if (!listed && interrupted(stop, deadline)) return a;
       }
       if (!listed) {
         const std::uint64_t spent = a.nodes;
         *fresh = copy_listing{};
-        a = copy_cover_answer{};
+        a = cover_answer{};
         listed = enumerate(model, table, t, std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
         a.nodes += spent;
         if (!listed) return a;
@@ -230,20 +173,13 @@ class copy_cover_search {
                  listing->dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
     }
     const std::size_t R = g_->replicas();
-    a.embeddings = emb.size() / S_;
+    a.rows = emb.size() / S_;
     if (quotient_) {
       solve_on_classes(emb, R, budget.cover, stop, deadline, a);
       return a;
     }
     const auto x = solve_packing(D_, S_, std::span<const std::uint32_t>(emb), R, budget.cover, stop, deadline);
-    a.nodes += x.nodes;
-    if (x.outcome == packing_outcome::stopped) return a;
-    if (x.outcome == packing_outcome::none) {
-      a.answer = copy_cover_answer::kind::infeasible;
-      return a;
-    }
-    a.answer = copy_cover_answer::kind::found;
-    a.dev.assign(g_->vertices(), unplaced);
+    if (!take_packing(x.outcome, x.nodes, g_->vertices(), a)) return a;
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t e = x.solution[r];
       for (std::size_t s = 0; s < S_; ++s) a.dev[g_->vertex(s, r)] = emb[e * S_ + s];
@@ -255,8 +191,7 @@ class copy_cover_search {
   /// ids each, stage order, and its time), and the smallest pruning value above t; false
   /// (`a.answer` unknown) when stopped or capped.
   bool enumerate(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings, std::uint64_t node_budget,
-                 const std::atomic<bool>* stop, std::chrono::steady_clock::time_point deadline, copy_listing& out,
-                 copy_cover_answer& a) const {
+                 const std::atomic<bool>* stop, cover_clock::time_point deadline, copy_listing& out, cover_answer& a) const {
     out.t = t;
     auto& emb = out.dev;
     const auto& g = *g_;
@@ -271,7 +206,10 @@ class copy_cover_search {
     std::unordered_map<std::string, std::size_t> index_of_set;  // quotient: device set -> embedding
     auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
     auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
-    std::uint64_t nodes = 0;
+    auto value = [&](const check& c) {  // the checked vertex's time, or its bound before its dependencies are placed
+      return c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+    };
+    work_counter work{.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     std::size_t i = 0;
     for (;;) {
       const std::size_t v = vertex(i);
@@ -295,18 +233,16 @@ class copy_cover_search {
         if ((used[d / 64] >> (d % 64)) & 1u) continue;
         // quotient: the k-th device this copy takes from a twin class is the class's k-th
         if (quotient_ && twin_prev_[d] != unplaced && !((used[twin_prev_[d] / 64] >> (twin_prev_[d] % 64)) & 1u)) continue;
-        if (++nodes == node_budget ||
-            ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
-          a.nodes = nodes;
-          a.enumeration_capped = nodes == node_budget;
-          a.embeddings = emb.size() / S_;
+        if (!work.step()) {
+          a.nodes = work.count;
+          a.capped = work.capped;
+          a.rows = emb.size() / S_;
           return false;
         }
         dev[v] = d;
         double tp = worst[i];  // the largest exact time so far: every vertex is checked exactly once
         if (pc != unplaced) {  // the parent's check first: its failure ends the level
-          const double y = checks_[i][pc].exact ? static_cast<double>(model.time(g, L, dv, parent))
-                                                : static_cast<double>(model.bound(g, L, dv, parent));
+          const double y = value(checks_[i][pc]);
           if (y > t) {
             pruned_by(y);
             dev[v] = unplaced;
@@ -319,7 +255,7 @@ class copy_cover_search {
         for (std::size_t k = 0; k < checks_[i].size() && ok; ++k) {
           if (k == pc) continue;
           const auto& c = checks_[i][k];
-          const double y = c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
+          const double y = value(c);
           if (y > t) pruned_by(y), ok = false;
           else if (c.exact) tp = std::max(tp, y);
         }
@@ -344,14 +280,14 @@ class copy_cover_search {
       }
       // a complete embedding and its time
       if (!record(dev, used, worst[S_], max_embeddings, index_of_set, out)) {
-        a.nodes = nodes;
-        a.enumeration_capped = a.embeddings_capped = true;
-        a.embeddings = out.time.size();
+        a.nodes = work.count;
+        a.capped = a.rows_capped = true;
+        a.rows = out.time.size();
         return false;
       }
     }
     if (!quotient_) keep_fastest_per_device_set(out);
-    a.nodes = nodes;
+    a.nodes = work.count;
     out.next_change = next_change;
     return true;
   }
@@ -418,9 +354,6 @@ class copy_cover_search {
   /// Whether the search runs on the twin-class quotient.
   [[nodiscard]] bool on_twin_classes() const noexcept { return quotient_; }
 
-  /// The order of the copy's stages in the enumeration.
-  [[nodiscard]] const std::vector<std::size_t>& stage_order() const noexcept { return stages_; }
-
  private:
   struct check {
     std::size_t vertex;
@@ -462,7 +395,7 @@ class copy_cover_search {
   /// canonical devices each), R of them within the class sizes (class_cover.hpp), mapped back
   /// to devices by handing out each class's devices in order.
   void solve_on_classes(const std::vector<std::uint32_t>& emb, std::size_t R, std::uint64_t node_budget,
-                        const std::atomic<bool>* stop, std::chrono::steady_clock::time_point deadline, copy_cover_answer& a) const {
+                        const std::atomic<bool>* stop, cover_clock::time_point deadline, cover_answer& a) const {
     const std::size_t K = class_size_.size(), n = emb.size() / S_;
     using entry = class_cover_packing::entry;
     std::vector<entry> entries;  // the nonzero counts of each embedding
@@ -478,14 +411,7 @@ class copy_cover_search {
     }
     class_cover_packing x{std::span<const std::uint32_t>(class_size_), std::span<const entry>(entries), std::span<const std::size_t>(starts)};
     const auto o = x.solve(R, node_budget, stop, deadline);
-    a.nodes += x.nodes();
-    if (o == class_cover_packing::outcome::stopped) return;
-    if (o == class_cover_packing::outcome::none) {
-      a.answer = copy_cover_answer::kind::infeasible;
-      return;
-    }
-    a.answer = copy_cover_answer::kind::found;
-    a.dev.assign(g_->vertices(), unplaced);
+    if (!take_packing(o, x.nodes(), g_->vertices(), a)) return;
     std::vector<std::uint32_t> offset(K, 0);
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t e = x.solution()[r];

@@ -37,13 +37,12 @@ inline void atomic_lower(std::atomic<double>& at, double v, std::memory_order or
   }
 }
 
-/// A cover's decision as an oracle answer: `found` the mapping, else refuted below `next`.
-template <class Kind>
-[[nodiscard]] oracle_answer decided(Kind k, Kind found, Kind none, std::vector<std::size_t>&& dev, double next, std::uint64_t nodes) {
+/// A cover's decision as an oracle answer: found, the mapping; none, refuted below its next change.
+[[nodiscard]] inline oracle_answer decided(cover_answer&& c) {
   oracle_answer a;
-  a.nodes = nodes;
-  if (k == found) a.answer = oracle_answer::kind::found, a.dev = std::move(dev);
-  else if (k == none) a.answer = oracle_answer::kind::refuted, a.next_bound_ms = next;
+  a.nodes = c.nodes;
+  if (c.answer == cover_answer::kind::found) a.answer = oracle_answer::kind::found, a.dev = std::move(c.dev);
+  else if (c.answer == cover_answer::kind::none) a.answer = oracle_answer::kind::refuted, a.next_bound_ms = c.next_change;
   return a;
 }
 
@@ -84,14 +83,13 @@ class listing_cover_oracle {
         return out;
       }
     auto c = search_->solve(*model_, *table_, q.target, max_rows_, nodes, s_->cache, q.stop, q.deadline);
-    using kind = copy_cover_answer::kind;
-    if (c.answer != kind::unknown) return decided(c.answer, kind::found, kind::infeasible, std::move(c.dev), c.next_change, c.nodes);
+    if (c.answer != cover_answer::kind::unknown) return decided(std::move(c));
     out.nodes = c.nodes;
     // stopped by its budget with half the rows it takes already listed: twice the budget would
     // most likely reach that limit too
-    if (c.enumeration_capped && 2 * c.embeddings >= max_rows_) c.embeddings_capped = true;
-    if (c.enumeration_capped) atomic_lower(capped_at[c.embeddings_capped ? capped_at.size() - 1 : level], q.target);
-    out.exhausted = c.enumeration_capped && c.embeddings_capped;
+    if (c.capped && 2 * c.rows >= max_rows_) c.rows_capped = true;
+    if (c.capped) atomic_lower(capped_at[c.rows_capped ? capped_at.size() - 1 : level], q.target);
+    out.exhausted = c.capped && c.rows_capped;
     out.capped = out.exhausted || budget >= limit_;
     return out;
   }
@@ -113,99 +111,66 @@ class listing_cover_oracle {
   std::uint64_t limit_;
 };
 
-/// The node-group cover (map/detail/group_cover.hpp): listing 4 × the budget, packing the budget.
-class group_cover_oracle {
+/// One of the node-group, quotient copy, quotient ring and line ring covers (`Search`):
+/// found when it finds a mapping (the relaxed ring covers: when their relaxed rings realise
+/// within the target), refuted below its next change when it proves none; capped when its
+/// listing reached a limit (the quotient copy cover's, at a larger target, stops as soon as a
+/// concurrent one was capped below it), or when a relaxation held without a mapping (it holds at
+/// every larger target too). Its limits scale the budget (`solve`).
+template <class Search>
+class cover_oracle {
  public:
-  group_cover_oracle(std::shared_ptr<group_cover_search> s, std::size_t max_rows) : s_(std::move(s)), max_rows_(max_rows) {}
-  [[nodiscard]] std::string_view name() const { return "group_cover"; }
-  void forget() {}
-  [[nodiscard]] oracle_answer answer(const oracle_query& q) const {
-    auto a = s_->solve(q.target, {.vectors = max_rows_, .listing_steps = 4 * q.budget, .packing_nodes = q.budget}, q.stop, q.deadline);
-    using kind = group_cover_answer::kind;
-    return decided(a.answer, kind::found, kind::none, std::move(a.dev), a.next_change, a.nodes);
+  cover_oracle(std::shared_ptr<Search> s, std::size_t max_rows) : s_(std::move(s)), max_rows_(max_rows) {}
+  [[nodiscard]] std::string_view name() const {
+    if constexpr (std::is_same_v<Search, group_cover_search>) return "group_cover";
+    else if constexpr (std::is_same_v<Search, quotient_copy_search>) return "quotient_copy";
+    else if constexpr (std::is_same_v<Search, quotient_ring_search>) return "quotient_ring";
+    else return "line_ring";
   }
-
- private:
-  std::shared_ptr<group_cover_search> s_;
-  std::size_t max_rows_;
-};
-
-/// The quotient copy cover (map/detail/quotient_copy.hpp): listing and realisation 8 × the
-/// budget, packing min(budget, 2^16). Capped when its listing reached a limit; a listing at a
-/// larger target stops as soon as a concurrent one was capped below it.
-class quotient_copy_oracle {
- public:
-  explicit quotient_copy_oracle(std::shared_ptr<quotient_copy_search> s) : s_(std::move(s)) {}
-  [[nodiscard]] std::string_view name() const { return "quotient_copy"; }
   void forget() {
     capped_at_->store(std::numeric_limits<double>::infinity());
-    s_->forget();
+    if constexpr (requires { s_->forget(); }) s_->forget();
   }
   [[nodiscard]] oracle_answer answer(const oracle_query& q) const {
-    const quotient_copy_search::limits lim{.listing_steps = 8 * q.budget,
-                                           .packing_nodes = std::min<std::uint64_t>(q.budget, 1u << 16),
-                                           .realise_steps = 8 * q.budget};
-    auto a = s_->solve(q.target, lim, q.stop, q.deadline, capped_at_.get());
-    if (a.listing_capped) atomic_lower(*capped_at_, q.target, std::memory_order_relaxed);
-    using kind = quotient_copy_answer::kind;
-    auto out = decided(a.answer, kind::found, kind::none, std::move(a.dev), a.next_change, a.nodes);
-    out.capped = a.listing_capped;
+    auto a = solve(q);
+    using kind = cover_answer::kind;
+    if constexpr (requires { s_->realise(a, q.target); })
+      if (a.answer == kind::relaxed_found)
+        if (auto dev = s_->realise(a, q.target); !dev.empty()) a.answer = kind::found, a.dev = std::move(dev);
+    const bool capped = a.answer == kind::relaxed_found || a.capped;
+    auto out = decided(std::move(a));
+    out.capped = capped;
     return out;
   }
 
  private:
-  std::shared_ptr<quotient_copy_search> s_;
-  std::shared_ptr<std::atomic<double>> capped_at_ = std::make_shared<std::atomic<double>>(std::numeric_limits<double>::infinity());
-};
-
-/// A relaxation of the ring cover on link classes that refutes or realises (the line and the
-/// quotient ring covers): refuted below the relaxation's next change; found when the relaxed rings
-/// realise within the target; capped when the relaxation held without a mapping (it holds at
-/// every larger target too) or its search reached a limit.
-template <class Search>
-class relaxed_ring_oracle {
- public:
-  relaxed_ring_oracle(std::shared_ptr<Search> s, std::size_t max_rows) : s_(std::move(s)), max_rows_(max_rows) {}
-  [[nodiscard]] std::string_view name() const {
-    return std::is_same_v<Search, line_ring_search> ? "line_ring" : "quotient_ring";
-  }
-  void forget() {
-    if constexpr (!std::is_same_v<Search, line_ring_search>) s_->forget();
-  }
-  [[nodiscard]] oracle_answer answer(const oracle_query& q) const {
-    const auto a = solve(q);
-    oracle_answer out;
-    out.nodes = a.nodes;
-    using kind = typename std::remove_cvref_t<decltype(a)>::kind;
-    if (a.answer == kind::relaxed_found) {
-      if (auto dev = s_->realise(a, q.target); !dev.empty()) {
-        out.answer = oracle_answer::kind::found, out.dev = std::move(dev);
-        return out;
-      }
-    }
-    out.capped = a.answer == kind::relaxed_found || capped(a);
-    if (a.answer == kind::none) out.answer = oracle_answer::kind::refuted, out.next_bound_ms = a.next_change;
-    return out;
-  }
-
- private:
-  /// Line ring: min(budget, 2^18) classes entered. Quotient ring: listing min(budget, 2^18),
-  /// packing min(budget, 2^16): it answers quickly or not at all.
-  [[nodiscard]] auto solve(const oracle_query& q) const {
-    if constexpr (std::is_same_v<Search, line_ring_search>) {
-      return s_->solve(q.target, std::min<std::uint64_t>(q.budget, 1u << 18), q.stop, q.deadline);
+  /// The node-group cover: listing 4 × the budget, packing the budget. The quotient copy cover:
+  /// listing and realisation 8 × the budget, packing min(budget, 2^16). The quotient ring
+  /// cover: listing min(budget, 2^18), packing min(budget, 2^16): it answers quickly or not at
+  /// all. The line ring cover: min(budget, 2^18) classes entered.
+  [[nodiscard]] cover_answer solve(const oracle_query& q) const {
+    const std::uint64_t b = q.budget;
+    if constexpr (std::is_same_v<Search, group_cover_search>) {
+      return s_->solve(q.target, {.vectors = max_rows_, .listing_steps = 4 * b, .packing_nodes = b}, q.stop, q.deadline);
+    } else if constexpr (std::is_same_v<Search, quotient_copy_search>) {
+      const quotient_copy_search::limits lim{.listing_steps = 8 * b, .packing_nodes = std::min<std::uint64_t>(b, 1u << 16),
+                                             .realise_steps = 8 * b};
+      auto a = s_->solve(q.target, lim, q.stop, q.deadline, capped_at_.get());
+      if (a.capped) atomic_lower(*capped_at_, q.target, std::memory_order_relaxed);
+      return a;
+    } else if constexpr (std::is_same_v<Search, quotient_ring_search>) {
+      return s_->solve(q.target,
+                       {.vectors = max_rows_, .listing_steps = std::min<std::uint64_t>(b, 1u << 18),
+                        .packing_nodes = std::min<std::uint64_t>(b, 1u << 16)},
+                       q.stop, q.deadline);
     } else {
-      const quotient_ring_search::limits lim{.vectors = max_rows_,
-                                             .listing_steps = std::min<std::uint64_t>(q.budget, 1u << 18),
-                                             .packing_nodes = std::min<std::uint64_t>(q.budget, 1u << 16)};
-      return s_->solve(q.target, lim, q.stop, q.deadline);
+      return s_->solve(q.target, std::min<std::uint64_t>(b, 1u << 18), q.stop, q.deadline);
     }
   }
-  static bool capped(const line_ring_answer& a) { return a.capped; }
-  static bool capped(const quotient_ring_answer& a) { return a.listing_capped; }
 
   std::shared_ptr<Search> s_;
   std::size_t max_rows_;
+  std::shared_ptr<std::atomic<double>> capped_at_ = std::make_shared<std::atomic<double>>(std::numeric_limits<double>::infinity());
 };
 
 }  // namespace devplace::detail

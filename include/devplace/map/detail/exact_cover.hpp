@@ -13,58 +13,55 @@
 #include <stdexcept>
 #include <vector>
 
+#include "devplace/map/detail/cover_common.hpp"
+
 namespace devplace::detail {
 
-/// The outcome of a packing search: R rows found, none exist, or stopped by a limit.
-enum class packing_outcome { found, none, stopped };
-
-/// Hall's condition for nested row levels (see `exact_cover_packing`): the chosen rows per level,
-/// and whether one more row of level l keeps every prefix count ≤ its level.
-class hall_counter {
+/// What both packing searches share: the limits, the rows chosen, and the row levels with Hall's
+/// condition for nested levels (see `exact_cover_packing`).
+class packing_search {
  public:
-  void reset(std::size_t R) { chosen_at_.assign(R + 1, 0); }
-  /// Counts a row of level l if the chosen rows still satisfy Hall's condition with it.
-  bool take(std::uint32_t l) {
+  [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
+  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.count; }
+
+ protected:
+  /// Starts a search for R of `rows` rows of `width` columns out of `columns`: its limits, and
+  /// its levels (none, or one per row, each in [1, R]: else std::invalid_argument). False when R
+  /// rows cannot fit.
+  bool start(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop, cover_clock::time_point deadline,
+             std::span<const std::uint32_t> levels, std::size_t rows, std::size_t columns, std::size_t width) {
+    lim_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
+    solution_.clear();
+    levels_ = levels;
+    if (!levels.empty() && levels.size() != rows) throw std::invalid_argument("exact_cover_packing: one level per row");
+    for (auto l : levels)
+      if (l < 1 || l > R) throw std::invalid_argument("exact_cover_packing: a row level outside [1, R]");
+    chosen_at_.assign(R + 1, 0);
+    return width * R <= columns;
+  }
+  /// Counts row r's level if the chosen rows still satisfy Hall's condition with it: every prefix
+  /// count of the chosen rows' levels ≤ its level (always true without levels).
+  bool take(std::size_t r) {
+    if (levels_.empty()) return true;
     std::size_t upto = 0;
     for (std::size_t k = 1; k < chosen_at_.size(); ++k) {
-      upto += chosen_at_[k] + (k == l ? 1 : 0);
+      upto += chosen_at_[k] + (k == levels_[r] ? 1 : 0);
       if (upto > k) return false;
     }
-    ++chosen_at_[l];
+    ++chosen_at_[levels_[r]];
     return true;
   }
-  void release(std::uint32_t l) { --chosen_at_[l]; }
+  void release(std::size_t r) {
+    if (!levels_.empty()) --chosen_at_[levels_[r]];
+  }
+
+  work_counter lim_;
+  std::vector<std::size_t> solution_;
 
  private:
+  std::span<const std::uint32_t> levels_;
   std::vector<std::size_t> chosen_at_;  // chosen rows per level
 };
-
-/// The limits of one packing search: a node budget (0: none), a stop flag and a deadline, the
-/// last two checked every 1,024 nodes; `aborted` once one of them is reached.
-struct packing_limits {
-  std::uint64_t budget = 0, nodes = 0;
-  const std::atomic<bool>* stop = nullptr;
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  bool aborted = false;
-
-  /// Counts a node; false (and aborted) when a limit is reached.
-  bool step() {
-    if (++nodes == budget ||
-        ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline))) {
-      aborted = true;
-      return false;
-    }
-    return true;
-  }
-};
-
-/// Checks the levels of a packing search: one per row, each in [1, R].
-inline void check_packing_levels(std::span<const std::uint32_t> levels, std::size_t rows, std::size_t R) {
-  if (levels.empty()) return;
-  if (levels.size() != rows) throw std::invalid_argument("exact_cover_packing: one level per row");
-  for (auto l : levels)
-    if (l < 1 || l > R) throw std::invalid_argument("exact_cover_packing: a row level outside [1, R]");
-}
 
 /// Algorithm X with dancing links for R pairwise disjoint rows out of equal-sized rows (each row
 /// `width` distinct columns out of `columns`), leaving at most `columns − R·width` columns
@@ -76,7 +73,7 @@ inline void check_packing_levels(std::span<const std::uint32_t> levels, std::siz
 /// set fast enough for a stage is fast enough for every stage with a looser threshold). Rows can
 /// then be given slots iff for every k the chosen rows of level ≤ k number at most k (Hall's
 /// condition for nested sets), which the search keeps at every node.
-class exact_cover_packing {
+class exact_cover_packing : public packing_search {
  public:
   using outcome = packing_outcome;
 
@@ -110,18 +107,11 @@ class exact_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
-    solution_.clear();
-    levels_ = levels;
-    check_packing_levels(levels, (up_.size() - C_ - 1) / (W_ == 0 ? 1 : W_), R);
-    hall_.reset(R);
-    if (static_cast<std::size_t>(W_) * R > C_) return outcome::none;
+    if (!start(R, node_budget, stop, deadline, levels, (up_.size() - C_ - 1) / (W_ == 0 ? 1 : W_), C_, W_)) return outcome::none;
     const std::size_t spare = C_ - static_cast<std::size_t>(W_) * R;
     if (search(R, spare)) return outcome::found;
     return lim_.aborted ? outcome::stopped : outcome::none;
   }
-  [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
 
  private:
   [[nodiscard]] std::uint32_t row_base(std::uint32_t x) const noexcept { return C_ + 1 + (x - C_ - 1) / W_ * W_; }
@@ -175,13 +165,13 @@ class exact_cover_packing {
     cover(c);
     for (std::uint32_t r = down_[c]; r != c; r = down_[r]) {
       const std::size_t row = (r - C_ - 1) / W_;
-      if (!levels_.empty() && !hall_.take(levels_[row])) continue;
+      if (!take(row)) continue;
       solution_.push_back(row);
       cover_row_others(r);
       if (search(left - 1, spare)) return true;
       uncover_row_others(r);
       solution_.pop_back();
-      if (!levels_.empty()) hall_.release(levels_[row]);
+      release(row);
       if (lim_.aborted) break;
     }
     if (!lim_.aborted && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
@@ -190,11 +180,7 @@ class exact_cover_packing {
   }
 
   std::uint32_t C_, W_;
-  std::span<const std::uint32_t> levels_;
-  hall_counter hall_;
   std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
-  std::vector<std::size_t> solution_;
-  packing_limits lim_;
 };
 
 /// The search of `exact_cover_packing` for at most 64 columns, on bit masks: a row is a 64-bit
@@ -206,7 +192,7 @@ class exact_cover_packing {
 /// live rows, in cache-friendly passes with nothing to undo (the dancing links unlink every row
 /// that meets the chosen one, node by node: 10–40 times slower per node on the copy covers of
 /// 64 devices).
-class bitset_cover_packing {
+class bitset_cover_packing : public packing_search {
  public:
   using outcome = packing_outcome;
   static constexpr std::size_t max_columns = 64;
@@ -235,12 +221,7 @@ class bitset_cover_packing {
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                 std::span<const std::uint32_t> levels = {}) {
-    lim_ = {.budget = node_budget, .stop = stop, .deadline = deadline};
-    solution_.clear();
-    levels_ = levels;
-    check_packing_levels(levels, masks_.size(), R);
-    hall_.reset(R);
-    if (W_ * R > C_) return outcome::none;
+    if (!start(R, node_budget, stop, deadline, levels, masks_.size(), C_, W_)) return outcome::none;
     live_.clear();
     live_.reserve(2 * masks_.size() + 64);
     for (std::size_t i = 0; i < masks_.size(); ++i) live_.push_back(static_cast<std::uint32_t>(i));
@@ -248,8 +229,6 @@ class bitset_cover_packing {
     if (search(R, C_ - W_ * R, 0, 0, live_.size())) return outcome::found;
     return lim_.aborted ? outcome::stopped : outcome::none;
   }
-  [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
-  [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.nodes; }
 
  private:
   /// `left` rows still to choose, `spare` columns that may stay empty, `used` the columns taken
@@ -273,13 +252,13 @@ class bitset_cover_packing {
     for (std::size_t i = b; i < e; ++i) {
       const std::uint32_t r = live_[i];
       if (!(masks_[r] & bit)) continue;
-      if (!levels_.empty() && !hall_.take(levels_[r])) continue;
+      if (!take(r)) continue;
       solution_.push_back(r);
       const std::size_t child = filter(b, e, used | masks_[r]);
       if (search(left - 1, spare, used | masks_[r], child, live_.size())) return true;
       live_.resize(child);
       solution_.pop_back();
-      if (!levels_.empty()) hall_.release(levels_[r]);
+      release(r);
       if (lim_.aborted) break;
     }
     if (!lim_.aborted && spare > 0) {  // best stays empty
@@ -307,10 +286,6 @@ class bitset_cover_packing {
   std::uint64_t all_ = 0;
   std::vector<std::uint64_t> masks_;
   std::vector<std::uint32_t> live_;  // the live rows of the nodes on the path, run after run
-  std::span<const std::uint32_t> levels_;
-  hall_counter hall_;
-  std::vector<std::size_t> solution_;
-  packing_limits lim_;
 };
 
 /// The node budgets of one cover turn (map/detail/copy_cover_turns.hpp): the listing's and the

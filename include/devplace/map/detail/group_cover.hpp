@@ -42,30 +42,20 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <optional>
 #include <span>
-#include <numeric>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// The answer of `group_cover_search::solve`.
-struct group_cover_answer {
-  enum class kind { found, none, unknown };
-  kind answer = kind::unknown;
-  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
-  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
-  std::uint64_t nodes = 0;
-  bool relaxed_found = false;  ///< unknown because merged nodes did not pack the groups given to them
-  std::size_t rejected = 0;    ///< packings on merged classes that did not realise (searched past)
-};
 
 class group_cover_search {
  public:
@@ -80,7 +70,6 @@ class group_cover_search {
     if (!g.uniform_replicas() || S_ > 64 || g.vertices() > L.devices() || n_.nodes.size() < 2) return;
     for (std::size_t k = 0; k < n_.nodes.size(); ++k) outside_.push_back(n_.nodes[k == 0 ? 1 : 0].front());
     std::vector<std::size_t> dev(g.vertices(), 0);
-    spare_ = L.devices() - g.vertices();
     const std::size_t K = n_.nodes.size();
     std::size_t nmax = 0;
     for (const auto& d : n_.nodes) nmax = std::max(nmax, d.size());
@@ -95,12 +84,12 @@ class group_cover_search {
     buckets_.assign(K * (nmax_ + 1), {});
     const std::uint64_t full = S_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << S_) - 1;
     full_ = full;
-    std::size_t counter = 0;
+    work_counter work{.deadline = deadline};
     for (std::size_t j = 1; j <= nmax_; ++j) {
       // every j-subset of the stages (Gosper's hack)
       std::uint64_t G = (j == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << j) - 1);
       while (true) {
-        if ((++counter & 1023) == 0 && clock::now() >= deadline) {
+        if (!work.step()) {
           buckets_.clear();
           return;
         }
@@ -121,7 +110,6 @@ class group_cover_search {
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] const node_structure& nodes() const noexcept { return n_; }
 
   /// The smallest T(G, k) above t (+inf when none): the value at which the answer can change next.
   [[nodiscard]] double next_change(double t) const {
@@ -133,15 +121,7 @@ class group_cover_search {
     return next;
   }
 
-  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
-  /// (0: none for the last two).
-  struct limits {
-    std::size_t vectors = 200'000;
-    std::uint64_t listing_steps = 4'000'000;
-    std::uint64_t packing_nodes = 1'000'000;
-    std::uint64_t placing_nodes = 20'000;  ///< nodes of each bin packing of the groups into the nodes
-    std::size_t placing_tries = 64;       ///< packings of merged classes that do not realise, at most
-  };
+  using limits = count_vector_limits;
 
   /// Decides whether a mapping has every time ≤ t (file comment), on a relaxation that is exact
   /// but for the bin packing inside merged nodes: nodes of one size in which the same groups fit
@@ -152,10 +132,10 @@ class group_cover_search {
   /// mapping at t (nor below the next change). Found: when the groups given to each class can be
   /// packed into its nodes (a depth-first bin packing), that mapping; otherwise unknown. Unknown
   /// also when a limit is reached, at `*stop` or at `deadline`.
-  [[nodiscard]] group_cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                         clock::time_point deadline = clock::time_point::max()) const {
+  [[nodiscard]] cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                   clock::time_point deadline = clock::time_point::max()) const {
     auto a = pass(t, lim, true, stop, deadline);
-    if (a.answer != group_cover_answer::kind::unknown || !a.relaxed_found) return a;
+    if (a.answer != cover_answer::kind::unknown || !a.unrealised) return a;
     // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
     // and 2 devices always pack into such nodes when their sum fits), where found is found
     const auto nodes = a.nodes;
@@ -170,71 +150,14 @@ class group_cover_search {
 
   /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
   /// `merge_large`, else those of ≤ 2 devices.
-  [[nodiscard]] group_cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
-                                        clock::time_point deadline) const;
+  [[nodiscard]] cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
+                                  clock::time_point deadline) const;
 
  private:
   struct entry {
     double time;
     std::uint64_t mask;
   };
-
-  /// The count vectors listed so far (those in `entries`/`starts`), by a hash of their dense
-  /// form: open addressing, each hit checked against the vector's entries.
-  class vector_set {
-   public:
-    vector_set(const std::vector<class_cover_packing::entry>& entries, const std::vector<std::size_t>& starts)
-        : entries_(&entries), starts_(&starts), slots_(1024, 0), hash_() {}
-    [[nodiscard]] std::size_t size() const noexcept { return hash_.size(); }
-    /// Whether the vector `load` (dense, hash h) is listed.
-    [[nodiscard]] bool contains(std::uint64_t h, const std::vector<std::uint32_t>& load) const {
-      const std::size_t mask = slots_.size() - 1;
-      for (std::size_t i = static_cast<std::size_t>(h) & mask; slots_[i] != 0; i = (i + 1) & mask) {
-        const std::size_t e = slots_[i] - 1;
-        if (hash_[e] != h) continue;
-        std::size_t named = 0;
-        bool same = true;
-        for (std::size_t j = (*starts_)[e]; j < (*starts_)[e + 1] && same; ++j, ++named)
-          same = load[(*entries_)[j].cls] == (*entries_)[j].count;
-        if (same && named == static_cast<std::size_t>(std::count_if(load.begin(), load.end(), [](std::uint32_t x) { return x != 0; })))
-          return true;
-      }
-      return false;
-    }
-    /// Adds the last vector of `entries`/`starts`, of hash h.
-    void insert(std::uint64_t h) {
-      hash_.push_back(h);
-      if (2 * hash_.size() > slots_.size()) {
-        slots_.assign(2 * slots_.size(), 0);
-        for (std::size_t e = 0; e < hash_.size(); ++e) place(e);
-      } else {
-        place(hash_.size() - 1);
-      }
-    }
-
-   private:
-    void place(std::size_t e) {
-      const std::size_t mask = slots_.size() - 1;
-      std::size_t i = static_cast<std::size_t>(hash_[e]) & mask;
-      while (slots_[i] != 0) i = (i + 1) & mask;
-      slots_[i] = static_cast<std::uint32_t>(e + 1);
-    }
-    const std::vector<class_cover_packing::entry>* entries_;
-    const std::vector<std::size_t>* starts_;
-    std::vector<std::uint32_t> slots_;  // vector + 1, 0: empty
-    std::vector<std::uint64_t> hash_;   // per vector
-  };
-
-  static std::uint64_t mix(std::uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
-  static bool stopped(const std::atomic<bool>* stop, clock::time_point deadline) {
-    return (stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline;
-  }
 
   static double binomial(std::size_t n, std::size_t k) {
     double c = 1;
@@ -260,7 +183,7 @@ class group_cover_search {
   const link_costs* L_;
   node_structure n_;
   std::vector<std::size_t> outside_;  // per node, a device of another node
-  std::size_t S_, R_, spare_ = 0, nmax_ = 0;
+  std::size_t S_, R_, nmax_ = 0;
   std::uint64_t full_ = 0;
   bool applies_ = false;
   std::vector<std::vector<entry>> buckets_;  // [k · (nmax + 1) + j]: groups of j stages on node k, by T
@@ -272,7 +195,8 @@ class group_cover_search {
 class group_cover_search::class_pass {
  public:
   class_pass(const group_cover_search& gc, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline)
-      : gc_(gc), n_(gc.n_), lim_(lim), stop_(stop), deadline_(deadline), K_(gc.n_.nodes.size()), room_(K_) {}
+      : gc_(gc), n_(gc.n_), lim_(lim), K_(gc.n_.nodes.size()),
+        work_{.most = work_counter::at_most(lim.listing_steps), .stop = stop, .deadline = deadline}, room_(K_) {}
 
   /// The groups fitting on each node at t, and the classes: nodes of equal size and equal fitting
   /// groups (only those of ≤ 2 devices unless `merge_large`). Whether a merged class has nodes of
@@ -284,13 +208,13 @@ class group_cover_search::class_pass {
         for (const auto& e : gc_.buckets_[k * (gc_.nmax_ + 1) + j]) {
           if (e.time > t) break;
           fit_[e.mask].push_back(static_cast<std::uint32_t>(k));
-          fit_hash[k] += mix(e.mask);
+          fit_hash[k] += mix64(e.mask);
         }
     class_of_.resize(K_);
     std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> ids;
     for (std::size_t k = 0; k < K_; ++k) {
       const bool merge = merge_large || n_.nodes[k].size() <= 2;
-      auto [it, fresh] = ids.emplace(std::pair{n_.nodes[k].size(), merge ? fit_hash[k] : mix(k) ^ 0x5555},
+      auto [it, fresh] = ids.emplace(std::pair{n_.nodes[k].size(), merge ? fit_hash[k] : mix64(k) ^ 0x5555},
                                      static_cast<std::uint32_t>(members_.size()));
       if (fresh) members_.emplace_back();
       members_[it->second].push_back(static_cast<std::uint32_t>(k));
@@ -335,7 +259,7 @@ class group_cover_search::class_pass {
         cur_.push_back(G);
         list_partitions(covered | G);
         cur_.pop_back();
-        if (capped_) return;
+        if (work_.aborted) return;
       }
   }
 
@@ -345,17 +269,14 @@ class group_cover_search::class_pass {
     const std::size_t C = members_.size();
     cap_.assign(C, 0);
     for (std::size_t c = 0; c < C; ++c) cap_[c] = static_cast<std::uint32_t>(members_[c].size() * n_.nodes[members_[c][0]].size());
-    weight_.resize(C);
-    for (std::size_t c = 0; c < C; ++c) weight_[c] = mix(c + 0x51ED);
     for (const auto& part : partitions_) {
       sg_ = &part.first;
       groups_ = &part.second;
       cls_.assign(sg_->size(), 0);
       load_.assign(C, 0);
       count_.assign(C, 0);
-      h_ = 0;
       assign(0);
-      if (capped_) break;
+      if (work_.aborted) break;
     }
   }
 
@@ -396,8 +317,8 @@ class group_cover_search::class_pass {
     return dev;
   }
 
-  [[nodiscard]] bool capped() const noexcept { return capped_; }
-  [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
+  [[nodiscard]] bool capped() const noexcept { return work_.aborted; }
+  [[nodiscard]] std::uint64_t steps() const noexcept { return work_.count; }
   [[nodiscard]] std::uint64_t tries() const noexcept { return tries_; }
   [[nodiscard]] const std::vector<std::uint32_t>& capacities() const noexcept { return cap_; }
   [[nodiscard]] const std::vector<class_cover_packing::entry>& entries() const noexcept { return entries_; }
@@ -411,11 +332,7 @@ class group_cover_search::class_pass {
     std::uint32_t cls;
   };
 
-  bool step() {
-    ++steps_;
-    if ((lim_.listing_steps && steps_ > lim_.listing_steps) || ((steps_ & 1023) == 0 && stopped(stop_, deadline_))) capped_ = true;
-    return !capped_;
-  }
+  bool step() { return work_.step(); }
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> key_of(std::uint64_t G) const {
     return {static_cast<std::uint32_t>(std::popcount(G)), set_of_.at(G)};
   }
@@ -426,15 +343,17 @@ class group_cover_search::class_pass {
     if (!step()) return;
     const signature& sg = *sg_;
     if (i == sg.size()) {
-      if (seen_.contains(h_, load_)) return;
-      if (seen_.size() >= lim_.vectors) {
-        capped_ = true;
-        return;
-      }
+      const std::size_t first = entries_.size();  // the vector's nonzero counts, its key in `seen_`
       for (std::size_t c = 0; c < load_.size(); ++c)
         if (load_[c]) entries_.push_back({static_cast<std::uint32_t>(c), load_[c]});
+      std::string key(reinterpret_cast<const char*>(entries_.data() + first), (entries_.size() - first) * sizeof(entries_[0]));
+      if (seen_.count(key) || seen_.size() >= lim_.vectors) {
+        work_.aborted = !seen_.count(key);
+        entries_.resize(first);
+        return;
+      }
       starts_.push_back(entries_.size());
-      seen_.insert(h_);
+      seen_.insert(std::move(key));
       witness_.push_back({groups_, witness_classes_.size()});
       witness_classes_.insert(witness_classes_.end(), cls_.begin(), cls_.end());
       return;
@@ -442,10 +361,10 @@ class group_cover_search::class_pass {
     const bool same = i > 0 && sg[i] == sg[i - 1];
     for (const auto c : sets_[sg[i].second]) {
       if ((same && c < cls_[i - 1]) || count_[c] == members_[c].size() || load_[c] + sg[i].first > cap_[c]) continue;
-      ++count_[c], load_[c] += sg[i].first, cls_[i] = c, h_ += weight_[c] * sg[i].first;
+      ++count_[c], load_[c] += sg[i].first, cls_[i] = c;
       assign(i + 1);
-      --count_[c], load_[c] -= sg[i].first, h_ -= weight_[c] * sg[i].first;
-      if (capped_) return;
+      --count_[c], load_[c] -= sg[i].first;
+      if (work_.aborted) return;
     }
   }
 
@@ -475,8 +394,6 @@ class group_cover_search::class_pass {
   const group_cover_search& gc_;
   const node_structure& n_;
   const limits& lim_;
-  const std::atomic<bool>* stop_;
-  clock::time_point deadline_;
   std::size_t K_;
   // the classes
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> fit_;  // group -> nodes
@@ -489,32 +406,28 @@ class group_cover_search::class_pass {
   // the partitions, one per signature (-> its groups in signature order), and the listing's work
   std::map<signature, std::vector<std::uint64_t>> partitions_;
   std::vector<std::uint64_t> cur_;
-  std::uint64_t steps_ = 0;
-  bool capped_ = false;
+  work_counter work_;  // the steps of the listing; aborted at its limits (or `lim_.vectors`)
   // the count vectors; per vector, its partition's groups and where their classes start in
   // `witness_classes_`
   std::vector<std::uint32_t> cap_;
-  std::vector<std::uint64_t> weight_;
   std::vector<class_cover_packing::entry> entries_;
   std::vector<std::size_t> starts_{0};
-  vector_set seen_{entries_, starts_};
+  std::unordered_set<std::string> seen_;  // the vectors listed, by their entries
   std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness_;
   std::vector<std::uint32_t> witness_classes_;
-  // the partition being assigned: its signature, groups, classes, loads and counts per class,
-  // and the hash Σ_c load[c] · weight[c]
+  // the partition being assigned: its signature, groups, classes, loads and counts per class
   const signature* sg_ = nullptr;
   const std::vector<std::uint64_t>* groups_ = nullptr;
   std::vector<std::uint32_t> cls_, load_, count_;
-  std::uint64_t h_ = 0;
   // the realisation
   std::vector<item> items_;
   std::vector<std::size_t> room_, node_of_item_;
   std::uint64_t tries_ = 0;
 };
 
-inline group_cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large,
-                                                   const std::atomic<bool>* stop, clock::time_point deadline) const {
-  group_cover_answer a;
+inline cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
+                                             clock::time_point deadline) const {
+  cover_answer a;
   if (!applies_) return a;
   class_pass st(*this, lim, stop, deadline);
   // merged nodes of more than 2 devices may not pack what their class is given; without them
@@ -533,21 +446,21 @@ inline group_cover_answer group_cover_search::pass(double t, const limits& lim, 
   a.nodes += pack.nodes() + st.tries();
   a.rejected = pack.rejections();
   if (o == class_cover_packing::outcome::stopped) {
-    a.relaxed_found = merge_large && pack.rejections() >= lim.placing_tries;
+    a.unrealised = merge_large && pack.rejections() >= lim.placing_tries;
     return a;  // unknown
   }
   if (o == class_cover_packing::outcome::none) {
     if (pack.rejections() > 0) {
-      a.relaxed_found = true;
+      a.unrealised = true;
       return a;  // unknown: some packings did not realise
     }
-    a.answer = group_cover_answer::kind::none;
+    a.answer = cover_answer::kind::none;
     a.next_change = next_change(t);
     return a;
   }
   if (!merge_large && !st.realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
   a.dev = st.mapping();
-  a.answer = group_cover_answer::kind::found;
+  a.answer = cover_answer::kind::found;
   return a;
 }
 

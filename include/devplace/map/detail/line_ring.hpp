@@ -56,23 +56,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "devplace/map/detail/bottleneck_cycle.hpp"
+#include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// The answer of `line_ring_search::solve`.
-struct line_ring_answer {
-  enum class kind { none, relaxed_found, unknown };
-  kind answer = kind::unknown;
-  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
-  std::uint64_t nodes = 0;                                       ///< classes entered by the walk
-  bool capped = false;                 ///< unknown because the walk reached its node limit
-  std::vector<std::uint32_t> counts;   ///< relaxed_found: the count vector of every stage (S · K, by `link_classes()`)
-};
 
 class line_ring_search {
  public:
@@ -87,9 +77,7 @@ class line_ring_search {
   /// finds, with K · S ≤ 8,192 (the walk's depth). Keeps pointers to `g` and `L`.
   line_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
       : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0) {
-    if (R_ < 2 || R_ > 0xFFFF || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() || classes.empty()) return;
-    for (std::size_t s = 0; s < S_; ++s)
-      if (!(g.allreduce_bytes(s) > 0)) return;
+    if (!nested_rings_apply(g, L) || R_ > 0xFFFF || !L.symmetric() || classes.empty()) return;
     std::size_t devices = 0;
     for (const auto& c : classes) devices += c.size();
     if (devices != L.devices()) return;
@@ -105,10 +93,7 @@ class line_ring_search {
     for (std::size_t x = 0; x < K_; ++x)
       for (std::size_t y = 0; y < K_; ++y)
         if (y != x) cost_[x * K_ + x] = std::min(cost_[x * K_ + x], cost_[x * K_ + y]);
-    values_.assign(cost_.begin(), cost_.end());
-    values_.erase(std::remove_if(values_.begin(), values_.end(), [](double w) { return !std::isfinite(w); }), values_.end());
-    std::sort(values_.begin(), values_.end());
-    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    values_ = distinct_finite(cost_);
     // ranks along the line: [i · K + j] = the rank of w'(order_i, order_j) among the values (+inf: none)
     rank_.assign(K_ * K_, static_cast<std::uint32_t>(values_.size()));
     for (std::size_t i = 0; i < K_; ++i)
@@ -157,22 +142,22 @@ class line_ring_search {
   /// Decides the relaxation at target t (file comment): none (no mapping below `next_change`),
   /// relaxed_found (with every stage's counts), or unknown after `node_limit` classes entered
   /// (0: no limit), at `*stop` or at `deadline`.
-  [[nodiscard]] line_ring_answer solve(double t, std::uint64_t node_limit = 0, const std::atomic<bool>* stop = nullptr,
-                                       clock::time_point deadline = clock::time_point::max()) const {
-    line_ring_answer ans;
+  [[nodiscard]] cover_answer solve(double t, std::uint64_t node_limit = 0, const std::atomic<bool>* stop = nullptr,
+                                   clock::time_point deadline = clock::time_point::max()) const {
+    cover_answer ans;
     if (!applies_) return ans;
     walk w(*this, t, node_limit, stop, deadline, ans);
     const bool found = w.run();
-    ans.nodes = w.nodes;
-    if (w.capped) {
-      ans.capped = !(stop && stop->load()) && clock::now() < deadline;
+    ans.nodes = w.work.count;
+    if (w.work.aborted) {
+      ans.capped = !interrupted(stop, deadline);
       return ans;
     }
     if (!found) {
-      ans.answer = line_ring_answer::kind::none;
+      ans.answer = cover_answer::kind::none;
       return ans;
     }
-    ans.answer = line_ring_answer::kind::relaxed_found;
+    ans.answer = cover_answer::kind::relaxed_found;
     ans.counts.assign(S_ * K_, 0);
     for (std::size_t j = 0; j < S_; ++j)
       for (std::size_t i = 0; i < K_; ++i) ans.counts[w.stage[j] * K_ + order_[i]] = w.take[j * K_ + i];
@@ -184,8 +169,8 @@ class line_ring_search {
   /// R ≤ 12 (Held–Karp), else the line's cycle v_0 v_2 v_4 … v_3 v_1, or the devices in line order
   /// v_0 v_1 … v_{R−1} when that cycle's largest link is no larger (on a two-level topology, such
   /// as DGX-1 boxes, the natural ring); or empty.
-  [[nodiscard]] std::vector<std::size_t> realise(const line_ring_answer& a, double t, std::size_t tries = 16) const {
-    if (a.answer != line_ring_answer::kind::relaxed_found) return {};
+  [[nodiscard]] std::vector<std::size_t> realise(const cover_answer& a, double t, std::size_t tries = 16) const {
+    if (a.answer != cover_answer::kind::relaxed_found) return {};
     const auto& L = *L_;
     auto largest = [&](const std::vector<std::size_t>& r) {
       double m = 0;
@@ -248,9 +233,6 @@ class line_ring_search {
   struct walk {
     const line_ring_search& q;
     double t;
-    std::uint64_t node_limit;
-    const std::atomic<bool>* stop;
-    clock::time_point deadline;
     std::size_t S, R, K;
     std::vector<std::uint32_t> rank;    // per stage (walk order): the values within t are the first rank
     std::vector<std::size_t> stage;     // walk order → stage, most constrained first
@@ -265,23 +247,19 @@ class line_ring_search {
     std::vector<std::uint32_t> slack;       // per class: the devices from it on that may stay unused
     std::unordered_set<std::string> failed;
     std::string key;
-    std::uint64_t nodes = 0;
-    bool capped = false;
+    work_counter work;  // the classes entered; aborted at the node limit, `*stop` or the deadline
 
     walk(const line_ring_search& s, double target, std::uint64_t limit, const std::atomic<bool>* st, clock::time_point dl,
-         line_ring_answer& ans)
-        : q(s), t(target), node_limit(limit), stop(st), deadline(dl), S(s.S_), R(s.R_), K(s.K_) {
+         cover_answer& ans)
+        : q(s), t(target), S(s.S_), R(s.R_), K(s.K_),
+          work{.most = work_counter::at_most(limit), .stop = st, .deadline = dl, .mask = 255} {
       const auto& g = *q.g_;
       const auto& v = q.values_;
       std::vector<std::uint32_t> r(S);
       for (std::size_t x = 0; x < S; ++x) {
         auto time = [&](double w) { return g.ring_stage_ms(x, w); };
-        std::size_t lo = 0, hi = v.size();
-        while (lo < hi) {
-          const std::size_t mid = (lo + hi) / 2;
-          if (time(v[mid]) <= t) lo = mid + 1;
-          else hi = mid;
-        }
+        // the values within t come first: the time grows with the value
+        const auto lo = static_cast<std::size_t>(std::partition_point(v.begin(), v.end(), [&](double w) { return time(w) <= t; }) - v.begin());
         r[x] = static_cast<std::uint32_t>(lo);
         if (lo < v.size()) ans.next_change = std::min(ans.next_change, time(v[lo]));
       }
@@ -340,12 +318,7 @@ class line_ring_search {
       for (std::size_t j = 0; j < S; ++j)
         if (cur[j].k > 0 && !can_reach(j, cur[j], z)) return false;
       if (!deadlines_met(z)) return false;
-      ++nodes;
-      if ((node_limit && nodes > node_limit) ||
-          ((nodes & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline))) {
-        capped = true;
-        return false;
-      }
+      if (!work.step()) return false;
       // the devices of position z that may stay unused, and what stages j.. could take here at most
       slack[z] = static_cast<std::uint32_t>(q.suffix_[z] - lacking);
       auto& rm = room[z];
@@ -356,7 +329,7 @@ class line_ring_search {
       if (failed.count(key)) return false;
       before[z] = cur;
       const bool ok = hand_out(z, 0, q.size_[z]);
-      if (!ok && !capped) {
+      if (!ok && !work.aborted) {
         make_key(z);  // hand_out leaves cur as it found it
         failed.insert(key);
       }
@@ -423,7 +396,7 @@ class line_ring_search {
         cur[j] = l;
         take[j * K + z] = m;
         if (hand_out(z, j + 1, left - m)) return true;
-        if (capped) break;
+        if (work.aborted) break;
       }
       cur[j] = save;
       take[j * K + z] = 0;

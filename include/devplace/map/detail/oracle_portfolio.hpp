@@ -27,7 +27,7 @@
 
 namespace devplace::detail {
 
-  /// The oracle names of `o` are built-in or custom, each once; custom oracles are set.
+/// The oracle names of `o` are built-in or custom, each once; custom oracles are set.
 inline void check_oracles(const mapper_options& o) {
   for (const auto& c : o.custom_oracles)
     if (c.name.empty() || !c.oracle) throw std::invalid_argument("mapper_options::custom_oracles: an oracle without a name or without an oracle");
@@ -63,7 +63,7 @@ class oracle_portfolio_run {
       const auto a = ask(*e, q, total, eval);
       if (a.answer != oracle_answer::kind::unknown) return true;
       if (a.capped) atomic_lower(e->capped_at, q.target, std::memory_order_relaxed);
-      if (stopped(q)) return false;
+      if (interrupted(q.stop, q.deadline)) return false;
     }
     return false;
   }
@@ -110,7 +110,7 @@ class oracle_portfolio_run {
       } else {
         t.budget[i] = std::min(e.limit, 2 * t.budget[i]);
       }
-      if (stopped(q)) return false;
+      if (interrupted(q.stop, q.deadline)) return false;
     }
     return false;
   }
@@ -145,10 +145,6 @@ class oracle_portfolio_run {
     std::atomic<std::size_t> asked{0}, found{0}, refuted{0}, unknown{0};
     std::atomic<std::uint64_t> nodes{0};
   };
-
-  static bool stopped(const oracle_query& q) {
-    return (q.stop && q.stop->load()) || std::chrono::steady_clock::now() >= q.deadline;
-  }
 
   /// Asks one oracle, counts its answer and records a decision in `total`.
   template <class Eval>
@@ -205,11 +201,11 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
       if (auto nodes = find_node_structure(L);
           nodes && std::any_of(nodes->nodes.begin(), nodes->nodes.end(), [](const auto& d) { return d.size() >= 2; }))
         if (auto s = std::make_shared<group_cover_search>(g, L, std::move(*nodes), std::size_t{1} << 22, deadline); s->applies())
-          add(group_cover_oracle(std::move(s), rows));
+          add(cover_oracle<group_cover_search>(std::move(s), rows));
     if (wants("quotient_copy") && built.empty() && equal && L.symmetric() && !L.has_latency() && L.devices() <= 256 &&
         link_classes().size() < L.devices())
       if (auto s = std::make_shared<quotient_copy_search>(g, L, link_classes()); s->applies())
-        add(quotient_copy_oracle(std::move(s)));
+        add(cover_oracle<quotient_copy_search>(std::move(s), rows));
   }
   if (expired()) return false;
   if (wants("copy_cover") && g.replicas() >= 2 && copy_cover_applies(model, g, L, deps)) {
@@ -222,10 +218,10 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
       add(listing_cover_oracle<C, ring_cover_search<C>>(g, L, model, table, deps, twins, rows, opt.copy_cover_nodes));
     if (wants("quotient_ring") && few && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices())
       if (auto s = std::make_shared<quotient_ring_search>(g, L, link_classes()); s->applies())
-        add(relaxed_ring_oracle<quotient_ring_search>(std::move(s), rows));
+        add(cover_oracle<quotient_ring_search>(std::move(s), rows));
     if (wants("line_ring") && L.symmetric() && L.devices() <= 512)
       if (auto s = std::make_shared<line_ring_search>(g, L, link_classes()); s->applies())
-        add(relaxed_ring_oracle<line_ring_search>(std::move(s), rows));
+        add(cover_oracle<line_ring_search>(std::move(s), rows));
   }
   for (const auto& spec : opt.oracles) {
     auto custom = std::find_if(opt.custom_oracles.begin(), opt.custom_oracles.end(), [&](const auto& c) { return c.name == spec.name; });

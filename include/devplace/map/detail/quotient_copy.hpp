@@ -4,7 +4,6 @@
 /// its realisation of a packing on the real links (step 3) and `quotient_copy_search::solve`.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,10 +25,7 @@ struct quotient_copy_search::realisation {
   double t;
   const listing& lst;
   const limits& lim;
-  const std::atomic<bool>* stop;
-  clock::time_point deadline;
-  std::uint64_t steps = 0;
-  bool aborted = false;
+  work_counter work;  // the steps tried; aborted at a limit, `*stop`, the deadline, or an unsure answer
   std::vector<std::size_t> dev;
   // assignments per count vector (by listing index), listed at t on first use: asg_done 1 when
   // listed up to the first one (a packing's vectors are first checked for one each), 2 when whole
@@ -38,16 +34,8 @@ struct quotient_copy_search::realisation {
 
   realisation(const quotient_copy_search& q_, double t_, const listing& l, const limits& lm, const std::atomic<bool>* st,
               clock::time_point dl)
-      : q(q_), t(t_), lst(l), lim(lm), stop(st), deadline(dl) {
+      : q(q_), t(t_), lst(l), lim(lm), work{.most = work_counter::at_most(lm.realise_steps), .stop = st, .deadline = dl, .mask = 255} {
     asg.resize(l.tau.size()), asg_done.assign(l.tau.size(), 0), asg_capped.assign(l.tau.size(), 0);
-  }
-
-  bool tick() {
-    ++steps;
-    if ((lim.realise_steps && steps > lim.realise_steps) ||
-        ((steps & 255u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)))
-      aborted = true;
-    return !aborted;
   }
 
   /// The *guide* of one count vector c: the programme (file comment, 1.) restricted to the
@@ -61,20 +49,8 @@ struct quotient_copy_search::realisation {
   /// is not live, and stays exact. False when it stopped (a limit, `*stop`, the deadline).
   std::vector<layer> gl;
   std::vector<std::vector<char>> glive;
-  // per class x: the classes that count vector c uses, by ascending cost from x (x itself when
-  // c_x ≥ 2): the cheapest cost from x to a class with some of c left is the first with room
-  std::vector<std::vector<std::uint32_t>> near_c;
-  void make_near(const std::uint8_t* c) {
-    near_c.resize(q.K_);
-    for (std::size_t x = 0; x < q.K_; ++x) {
-      near_c[x].clear();
-      for (const auto y : q.nearest_[x])
-        if (c[y] > 0 && (y != x || c[x] >= 2)) near_c[x].push_back(y);
-    }
-  }
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> gedges;  // per depth: (state, child)
   bool build_guide(const std::uint8_t* c) {
-    const auto& g = *q.g_;
     const std::size_t S = q.S_, K = q.K_;
     const double T = t * (1 + 1e-9) + 1e-12;
     gl.resize(S + 1);
@@ -85,66 +61,7 @@ struct quotient_copy_search::realisation {
       const double v0 = 0;
       gl[0].insert(k0.data(), &v0);
     }
-    std::vector<std::uint8_t> used(K), ckey;
-    std::vector<std::uint32_t> cls(S, 0);
-    std::vector<double> acc(S, 0), val;
-    make_near(c);
-    auto cheapest = [&](std::size_t x) {
-      for (const auto y : near_c[x])
-        if (used[y] < c[y]) return q.w_[x * K + y];
-      return std::numeric_limits<double>::infinity();
-    };
-    static const std::vector<std::size_t> none;
-    // one transition from state `pe` of layer i by class x: the child's key and values, or false
-    auto step = [&](std::size_t i, std::size_t pe, std::size_t x, const std::vector<std::size_t>& nb,
-                    const std::vector<double>& nb_after, double s_after, const std::vector<char>& stays) {
-      const std::size_t s = q.order_[i];
-      const auto& before = i == 0 ? none : q.frontier_[i - 1];
-      const auto& after = q.frontier_[i];
-      const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
-      const double* pv = gl[i].vals.data() + pe * gl[i].vlen;
-      std::copy(pk, pk + K, used.begin());
-      for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K + j], acc[before[j]] = pv[j];
-      ++used[x];
-      double as = g.replica_compute_ms(s);
-      for (auto u : nb) as += g.message_bytes(s, u) * q.w_[x * K + cls[u]];
-      bool ok = as + (s_after > 0 ? s_after * cheapest(x) : 0) <= T;
-      for (std::size_t j = 0; j < nb.size() && ok; ++j) {
-        const std::size_t u = nb[j];
-        const double au = acc[u] + g.message_bytes(u, s) * q.w_[cls[u] * K + x];
-        ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest(cls[u]) : 0) <= T;
-      }
-      if (!ok) return false;
-      cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
-      for (auto u : nb) acc[u] += g.message_bytes(u, s) * q.w_[cls[u] * K + x];
-      double d = pv[before.size()];
-      for (auto f : before)
-        if (!stays[f]) d = std::max(d, acc[f]);
-      if (!stays[s]) d = std::max(d, as);
-      ckey.resize(K + after.size());
-      val.resize(after.size() + 1);
-      std::copy(used.begin(), used.end(), ckey.begin());
-      for (std::size_t j = 0; j < after.size(); ++j) ckey[K + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
-      val[after.size()] = d;
-      return true;
-    };
-    struct depth_data {
-      std::vector<std::size_t> nb;
-      std::vector<double> nb_after;
-      double s_after = 0;
-      std::vector<char> stays;
-    };
-    std::vector<depth_data> dd(S);
-    for (std::size_t i = 0; i < S; ++i) {
-      const std::size_t s = q.order_[i];
-      auto& d = dd[i];
-      for (auto u : g.neighbours(s))
-        if (q.pos_[u] < i) d.nb.push_back(u);
-      d.s_after = q.bytes_after(s, i);
-      for (auto u : d.nb) d.nb_after.push_back(q.bytes_after(u, i));
-      d.stays.assign(S, 0);
-      for (auto f : q.frontier_[i]) d.stays[f] = 1;
-    }
+    programme_scratch sc(K, S);
     std::vector<std::size_t> in_c;  // the classes c uses
     for (std::size_t x = 0; x < K; ++x)
       if (c[x] > 0) in_c.push_back(x);
@@ -154,10 +71,11 @@ struct quotient_copy_search::realisation {
       gedges[i].clear();
       for (std::size_t pe = 0; pe < gl[i].count; ++pe)
         for (const auto x : in_c) {
-          if (gl[i].keys[pe * gl[i].klen + x] >= c[x]) continue;
-          if (!tick()) return false;
-          if (step(i, pe, x, dd[i].nb, dd[i].nb_after, dd[i].s_after, dd[i].stays))
-            gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(ckey.data(), val.data()))});
+          const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
+          if (pk[x] >= c[x]) continue;
+          if (!work.step()) return false;
+          if (q.transition(i, pk, gl[i].vals.data() + pe * gl[i].vlen, x, c, T, sc))
+            gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(sc.key.data(), sc.val.data()))});
         }
       if (gl[i + 1].count == 0) {  // no partial assignment reaches depth i + 1: none is live
         glive[0].assign(gl[0].count, 0);
@@ -191,12 +109,6 @@ struct quotient_copy_search::realisation {
     std::vector<std::uint32_t> a(S, 0);
     std::vector<double> acc(S, 0);
     const double T = t * (1 + 1e-9) + 1e-12;
-    make_near(c);
-    auto cheapest = [&](std::size_t x) {
-      for (const auto y : near_c[x])
-        if (used[y] < c[y]) return q.w_[x * K + y];
-      return std::numeric_limits<double>::infinity();
-    };
     // whether the partial assignment after depth i is a live state of the guide
     auto live = [&](std::size_t i) {
       const auto& after = q.frontier_[i];
@@ -212,7 +124,7 @@ struct quotient_copy_search::realisation {
     std::vector<item> items;
     std::vector<std::size_t> place;
     auto rec = [&](auto&& self, std::size_t i) -> void {
-      if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
+      if (work.aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
       if (i == S) {
         if (lim.assignments && asg[e].size() / S >= lim.assignments) {
           asg_capped[e] = 1;
@@ -243,8 +155,8 @@ struct quotient_copy_search::realisation {
         }
       std::sort(xs.begin(), xs.end());
       for (const auto& [cost_x, x] : xs) {
-        if (aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
-        if (!tick()) return;
+        if (work.aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
+        if (!work.step()) return;
         ++used[x];
         a[s] = static_cast<std::uint32_t>(x);
         double as = g.replica_compute_ms(s);
@@ -254,7 +166,7 @@ struct quotient_copy_search::realisation {
         bool ok = true;
         auto check = [&](std::size_t v) {
           const double b = later(v, i);
-          return acc[v] + (b > 0 ? b * cheapest(a[v]) : 0) <= T;
+          return acc[v] + (b > 0 ? b * q.cheapest_out(a[v], used.data(), c) : 0) <= T;
         };
         ok = check(s);
         for (auto u : g.neighbours(s))
@@ -266,7 +178,7 @@ struct quotient_copy_search::realisation {
       }
     };
     rec(rec, 0);
-    if (!aborted) asg_done[e] = first_only && !asg[e].empty() ? 1 : 2;
+    if (!work.aborted) asg_done[e] = first_only && !asg[e].empty() ? 1 : 2;
     return asg[e];
   }
 
@@ -295,7 +207,7 @@ struct quotient_copy_search::realisation {
     for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
     if (const auto f = memo.find(key); f != memo.end()) return f->second;
     const bool ok = place_items(x, items, place);
-    if (aborted) return false;  // stopped inside: no answer to remember
+    if (work.aborted) return false;  // stopped inside: no answer to remember
     if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
     memo.emplace(key, ok);
     return ok;
@@ -365,7 +277,7 @@ struct quotient_copy_search::realisation {
     auto rec = [&](auto&& self, std::size_t j) -> bool {
       if (j == items.size()) return true;
       for (std::uint32_t m = free; m; m &= m - 1) {
-        if (!tick()) return false;
+        if (!work.step()) return false;
         const std::size_t d = static_cast<std::size_t>(std::countr_zero(m));
         place[j] = devs[d];
         bool ok = true;
@@ -394,7 +306,7 @@ struct quotient_copy_search::realisation {
             if (k < j) sum[k] -= bytes * q.L_->ms_per_byte(place[k], devs[d]), open[k] += bytes;
           if (r) return true;
         }
-        if (aborted) return false;
+        if (work.aborted) return false;
       }
       return false;
     };
@@ -420,7 +332,7 @@ struct quotient_copy_search::realisation {
 
   /// Whether the packing `sol` (R count vectors) realises; the mapping in `dev` when it does.
   bool run(std::span<const std::size_t> sol_in) {
-    if (aborted) return false;
+    if (work.aborted) return false;
     std::vector<std::size_t> sol(sol_in.begin(), sol_in.end());
     std::sort(sol.begin(), sol.end());
     const std::size_t R = sol.size(), K = q.K_, S = q.S_;
@@ -431,7 +343,7 @@ struct quotient_copy_search::realisation {
       if (k < 0) return false;
       if (k > 0) continue;
       const bool empty = assignments(e, true).empty();
-      if (aborted) return false;
+      if (work.aborted) return false;
       learn(e, !empty);
       if (empty) return false;
     }
@@ -447,7 +359,7 @@ struct quotient_copy_search::realisation {
       const std::size_t na = A.size() / S;
       const std::size_t from = r > 0 && sol[r] == sol[r - 1] ? pick[r - 1] : 0;
       for (std::size_t j = from; j < na; ++j) {
-        if (!tick()) return false;
+        if (!work.step()) return false;
         pick[r] = j;
         chosen.push_back(A.data() + j * S);
         bool ok = true;
@@ -460,13 +372,13 @@ struct quotient_copy_search::realisation {
         }
         if (ok && self(self, r + 1)) return true;
         chosen.pop_back();
-        if (aborted) return false;
+        if (work.aborted) return false;
       }
       return false;
     };
     if (!rec(rec, 0)) {
       for (const auto e : sol)
-        if (asg_capped[e]) aborted = true;  // not every assignment was tried
+        if (asg_capped[e]) work.aborted = true;  // not every assignment was tried
       return false;
     }
     // the devices: constrained stages as placed, the others on the devices of their class left
@@ -494,49 +406,35 @@ struct quotient_copy_search::realisation {
     // unknown, never a rejection
     for (std::size_t v = 0; v < g.vertices(); ++v)
       if (g.replica_compute_ms(g.stage_of_vertex(v)) + p2p_cost::sends_ms(g, *q.L_, dev, v) > t) {
-        aborted = true;
+        work.aborted = true;
         return false;
       }
     return true;
   }
 };
 
-/// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
-/// mapping below `next_change`), or unknown at a limit, `*stop` or `deadline`.
-/// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
-/// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
-/// programme at a larger target only has more states, so it would reach the limit too).
-inline quotient_copy_answer quotient_copy_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
-                                                        clock::time_point deadline, const std::atomic<double>* capped_at) const {
-  quotient_copy_answer a;
+// quotient_copy_search::solve (declared, and documented, in quotient_copy_listing.hpp)
+inline cover_answer quotient_copy_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
+                                                clock::time_point deadline, const std::atomic<double>* capped_at) const {
+  cover_answer a;
   if (!applies_) return a;
   const double T = t * (1 + 1e-9) + 1e-12;  // a copy whose time rounds to t is listed
-  std::shared_ptr<const listing> lst;
-  {
-    std::lock_guard lk(mu_);
-    if (cache_ && cache_->T >= T) lst = cache_;
-  }
+  std::shared_ptr<const listing> lst = cache_.covering(T);
   if (!lst) {
-    std::uint64_t steps = 0;
-    auto fresh = std::make_shared<listing>();
-    fresh->T = T;
-    const bool ok = run_programme(T, lim, stop, deadline, *fresh, steps, capped_at, t);
-    a.nodes += steps;
-    if (!ok) {
-      a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
+    lst = list(T, lim, stop, deadline, &a.nodes, capped_at, t);
+    if (!lst) {
+      a.capped = !interrupted(stop, deadline);
       return a;
     }
-    std::lock_guard lk(mu_);
-    if (!cache_ || cache_->T < fresh->T) cache_ = fresh;
-    lst = std::move(fresh);
+    cache_.offer(lst);
   }
   const auto& tau = lst->tau;
   const std::size_t n = static_cast<std::size_t>(std::upper_bound(tau.begin(), tau.end(), T) - tau.begin());
-  a.vectors = n;
-  a.next_change = n < tau.size() ? std::min(tau[n], lst->T) : lst->T;
+  a.rows = n;
+  a.next_change = n < tau.size() ? std::min(tau[n], lst->t) : lst->t;
   if (!(a.next_change > t)) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
   if (n == 0) {
-    a.answer = quotient_copy_answer::kind::none;
+    a.answer = cover_answer::kind::none;
     return a;
   }
   std::vector<class_cover_packing::entry> entries;
@@ -553,20 +451,20 @@ inline quotient_copy_answer quotient_copy_search::solve(double t, const limits& 
   pack.set_accept(
       [&](std::span<const std::size_t> sol) {
         if (re.run(sol)) return true;
-        if (re.aborted) halt.store(true, std::memory_order_relaxed);
+        if (re.work.aborted) halt.store(true, std::memory_order_relaxed);
         return false;
       },
       std::numeric_limits<std::size_t>::max());
   const auto o = pack.solve(R_, lim.packing_nodes, &halt, deadline);
-  a.nodes += pack.nodes() + re.steps;
+  a.nodes += pack.nodes() + re.work.count;
   a.rejected = pack.rejections();
   if (o == class_cover_packing::outcome::found) {
-    a.answer = quotient_copy_answer::kind::found;
+    a.answer = cover_answer::kind::found;
     a.dev = std::move(re.dev);
     return a;
   }
-  if (o == class_cover_packing::outcome::none && !re.aborted && !(stop && stop->load())) {
-    a.answer = quotient_copy_answer::kind::none;
+  if (o == class_cover_packing::outcome::none && !re.work.aborted && !(stop && stop->load())) {
+    a.answer = cover_answer::kind::none;
     if (a.rejected > 0) a.next_change = std::nextafter(t, std::numeric_limits<double>::infinity());
   }
   return a;

@@ -44,9 +44,7 @@
 /// the realisation (step 3) and `solve` are in map/detail/quotient_copy.hpp.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -54,30 +52,18 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
-
-/// The answer of `quotient_copy_search::solve`.
-struct quotient_copy_answer {
-  enum class kind { found, none, unknown };
-  kind answer = kind::unknown;
-  std::vector<std::size_t> dev;  ///< found: the device of every vertex s·R + r
-  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this (> t)
-  std::size_t vectors = 0;        ///< count vectors with τ' ≤ t
-  std::uint64_t nodes = 0;        ///< programme children, packing nodes and realisation steps
-  bool listing_capped = false;    ///< unknown because the listing reached a limit (it only grows with t)
-  std::size_t rejected = 0;       ///< packings that no assignment realised
-};
 
 class quotient_copy_search {
  public:
@@ -106,6 +92,7 @@ class quotient_copy_search {
     if (devices != L.devices() || largest < 2 || largest > 32) return;
     size_.resize(K_);
     for (std::size_t x = 0; x < K_; ++x) size_[x] = static_cast<std::uint32_t>(classes[x].size());
+    capacity_.assign(size_.begin(), size_.end());
     w_ = quotient_link_costs(L, classes);
     // per class, every class by ascending cost from it (itself only when it has two devices)
     nearest_.resize(K_);
@@ -119,34 +106,35 @@ class quotient_copy_search {
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
   /// The relaxed cost w(x, y) between classes (w(x, x): the cheapest link inside x).
   [[nodiscard]] double class_cost(std::size_t x, std::size_t y) const noexcept { return w_[x * K_ + y]; }
 
-  /// The count vectors with τ' ≤ T (K entries each) and their τ', from the programme at T
-  /// (file comment); empty when it reached a limit, `*stop` or `deadline`.
+  /// The count vectors with τ' ≤ T (K entries each) and their τ'; `t` is T.
   struct listing {
-    double T = 0;
+    double t = 0;
     std::vector<std::uint8_t> flat;
     std::vector<double> tau;  ///< ascending
   };
+  /// The listing of the programme at T (file comment); null when it reached a limit, `*stop`,
+  /// `deadline`, or (`capped_at`, as in `solve`) a capped target ≤ t. `steps_out` (optional):
+  /// the programme's children are added to it.
   [[nodiscard]] std::shared_ptr<const listing> list(double T, const limits& lim, const std::atomic<bool>* stop = nullptr,
                                                     clock::time_point deadline = clock::time_point::max(),
-                                                    std::uint64_t* steps_out = nullptr) const {
+                                                    std::uint64_t* steps_out = nullptr, const std::atomic<double>* capped_at = nullptr,
+                                                    double t = 0) const {
     auto out = std::make_shared<listing>();
-    out->T = T;
+    out->t = T;
     std::uint64_t steps = 0;
-    const bool ok = run_programme(T, lim, stop, deadline, *out, steps);
-    if (steps_out) *steps_out = steps;
+    const bool ok = run_programme(T, lim, stop, deadline, *out, steps, capped_at, t);
+    if (steps_out) *steps_out += steps;
     return ok ? out : nullptr;
   }
 
   /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
   /// first one did.
   void forget() {
-    std::lock_guard lk(mu_);
-    cache_.reset();
-    std::lock_guard lk2(kmu_);
+    cache_.clear();
+    std::lock_guard lk(kmu_);
     known_.clear();
   }
 
@@ -155,9 +143,9 @@ class quotient_copy_search {
   /// `capped_at` (optional): the least target whose listing reached `lim`'s limits, lowered by
   /// concurrent solves with the same limits; a listing at t stops, capped, once it is ≤ t (the
   /// programme at a larger target only has more states, so it would reach the limit too).
-  [[nodiscard]] quotient_copy_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                           clock::time_point deadline = clock::time_point::max(),
-                                           const std::atomic<double>* capped_at = nullptr) const;
+  [[nodiscard]] cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                   clock::time_point deadline = clock::time_point::max(),
+                                   const std::atomic<double>* capped_at = nullptr) const;
 
  private:
   /// The stage order of the programme and, per depth i, the frontier after placing order[0..i].
@@ -197,6 +185,30 @@ class quotient_copy_search {
             break;
           }
       }
+    depth_.assign(S_, {});
+    for (std::size_t i = 0; i < S_; ++i) {
+      auto& d = depth_[i];
+      for (auto u : g.neighbours(order_[i]))
+        if (pos_[u] < i) d.nb.push_back(u), d.nb_after.push_back(bytes_after(u, i));
+      d.s_after = bytes_after(order_[i], i);
+      d.stays.assign(S_, 0);
+      for (auto f : frontier_[i]) d.stays[f] = 1;
+    }
+  }
+
+  /// Depth i of the programme: the placed neighbours of its stage and the bytes each still sends
+  /// to stages placed later, the stage's own such bytes, and the stages on the frontier after it.
+  struct depth_data {
+    std::vector<std::size_t> nb;
+    std::vector<double> nb_after;
+    double s_after = 0;
+    std::vector<char> stays;
+  };
+
+  /// The frontier before depth i.
+  [[nodiscard]] const std::vector<std::size_t>& frontier_before(std::size_t i) const {
+    static const std::vector<std::size_t> none;
+    return i == 0 ? none : frontier_[i - 1];
   }
 
   /// The bytes of s's neighbours placed after depth i.
@@ -206,11 +218,56 @@ class quotient_copy_search {
       if (pos_[u] > i) b += g_->message_bytes(s, u);
     return b;
   }
-  /// The cheapest cost from class x to a class with room left.
-  [[nodiscard]] double cheapest_out(std::size_t x, const std::uint8_t* used) const {
+  /// The cheapest cost from class x to a class with room left (`used` of `cap` devices).
+  [[nodiscard]] double cheapest_out(std::size_t x, const std::uint8_t* used, const std::uint8_t* cap) const {
     for (const auto y : nearest_[x])
-      if (used[y] < size_[y]) return w_[x * K_ + y];
+      if (used[y] < cap[y]) return w_[x * K_ + y];
     return std::numeric_limits<double>::infinity();
+  }
+
+  /// The scratch of the programme's transitions: the counts, the class and partial time of every
+  /// stage, and a child's key and values.
+  struct programme_scratch {
+    std::vector<std::uint8_t> used, key;
+    std::vector<std::uint32_t> cls;
+    std::vector<double> acc, val;
+    explicit programme_scratch(std::size_t K, std::size_t S) : used(K), cls(S, 0), acc(S, 0) {}
+  };
+
+  /// One transition of the programme: the state (`pk`, `pv`) of depth i takes class x for the
+  /// stage of depth i, the classes holding `cap` devices. False when a stage's time so far plus
+  /// its later bytes at the cheapest cost to a class with room exceeds T; else the child's key
+  /// and values in `sc.key`, `sc.val`.
+  bool transition(std::size_t i, const std::uint8_t* pk, const double* pv, std::size_t x, const std::uint8_t* cap, double T,
+                  programme_scratch& sc) const {
+    const auto& g = *g_;
+    const std::size_t s = order_[i];
+    const auto& before = frontier_before(i);
+    const auto& after = frontier_[i];
+    const auto& d = depth_[i];
+    std::copy(pk, pk + K_, sc.used.begin());
+    for (std::size_t j = 0; j < before.size(); ++j) sc.cls[before[j]] = pk[K_ + j], sc.acc[before[j]] = pv[j];
+    ++sc.used[x];
+    double as = g.replica_compute_ms(s);
+    for (auto u : d.nb) as += g.message_bytes(s, u) * w_[x * K_ + sc.cls[u]];
+    bool ok = as + (d.s_after > 0 ? d.s_after * cheapest_out(x, sc.used.data(), cap) : 0) <= T;
+    for (std::size_t j = 0; j < d.nb.size() && ok; ++j) {
+      const std::size_t u = d.nb[j];
+      const double au = sc.acc[u] + g.message_bytes(u, s) * w_[sc.cls[u] * K_ + x];
+      ok = au + (d.nb_after[j] > 0 ? d.nb_after[j] * cheapest_out(sc.cls[u], sc.used.data(), cap) : 0) <= T;
+    }
+    if (!ok) return false;
+    sc.cls[s] = static_cast<std::uint32_t>(x), sc.acc[s] = as;
+    for (auto u : d.nb) sc.acc[u] += g.message_bytes(u, s) * w_[sc.cls[u] * K_ + x];
+    double done = pv[before.size()];
+    for (auto f : before)
+      if (!d.stays[f]) done = std::max(done, sc.acc[f]);
+    if (!d.stays[s]) done = std::max(done, as);
+    sc.key.assign(sc.used.begin(), sc.used.end());
+    sc.val.clear();
+    for (const auto f : after) sc.key.push_back(static_cast<std::uint8_t>(sc.cls[f])), sc.val.push_back(sc.acc[f]);
+    sc.val.push_back(done);
+    return true;
   }
 
   /// One layer of the programme: keys (counts, frontier classes) and values (frontier times,
@@ -231,27 +288,24 @@ class quotient_copy_search {
       for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
       return h ^ (h >> 29);
     }
+    /// The slot of key k: its entry's, or the empty one where it would go.
+    [[nodiscard]] std::size_t slot_of(const std::uint8_t* k) const {
+      std::size_t i = hash(k, klen) & (slots.size() - 1);
+      while (slots[i] != 0 && std::memcmp(keys.data() + (slots[i] - 1) * klen, k, klen) != 0) i = (i + 1) & (slots.size() - 1);
+      return i;
+    }
     /// The index of key k, or `count` when it is absent.
     [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) return e;
-        i = (i + 1) & (slots.size() - 1);
-      }
-      return count;
+      const std::size_t i = slot_of(k);
+      return slots[i] != 0 ? slots[i] - 1 : count;
     }
     /// Merges (key, val) by the minimum of each value; the key's index.
     std::size_t insert(const std::uint8_t* k, const double* v) {
       if (2 * (count + 1) > slots.size()) grow();
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0) {
-        const std::size_t e = slots[i] - 1;
-        if (std::memcmp(keys.data() + e * klen, k, klen) == 0) {
-          for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
-          return e;
-        }
-        i = (i + 1) & (slots.size() - 1);
+      const std::size_t i = slot_of(k);
+      if (const std::size_t e = slots[i]; e != 0) {
+        for (std::size_t j = 0; j < vlen; ++j) vals[(e - 1) * vlen + j] = std::min(vals[(e - 1) * vlen + j], v[j]);
+        return e - 1;
       }
       slots[i] = static_cast<std::uint32_t>(++count);
       keys.insert(keys.end(), k, k + klen);
@@ -260,18 +314,13 @@ class quotient_copy_search {
     }
     void grow() {
       slots.assign(slots.size() * 2, 0);
-      for (std::size_t e = 0; e < count; ++e) {
-        std::size_t i = hash(keys.data() + e * klen, klen) & (slots.size() - 1);
-        while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
-        slots[i] = static_cast<std::uint32_t>(e + 1);
-      }
+      for (std::size_t e = 0; e < count; ++e) slots[slot_of(keys.data() + e * klen)] = static_cast<std::uint32_t>(e + 1);
     }
   };
 
   /// The programme at T (file comment) into `out`; false at a limit, `*stop` or `deadline`.
   bool run_programme(double T, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
                      std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
-    const auto& g = *g_;
     const double inf = std::numeric_limits<double>::infinity();
     layer cur, nxt;
     cur.reset(K_, 1);
@@ -280,64 +329,19 @@ class quotient_copy_search {
       const double v0 = 0;
       cur.insert(k0.data(), &v0);
     }
-    std::vector<std::uint8_t> used(K_), key;
-    std::vector<std::uint32_t> cls(S_, 0);
-    std::vector<double> acc(S_, 0), val;
-    std::vector<char> placed(S_, 0);
+    programme_scratch sc(K_, S_);
     for (std::size_t i = 0; i < S_; ++i) {
-      const std::size_t s = order_[i];
-      static const std::vector<std::size_t> none;
-      const auto& before = i == 0 ? none : frontier_[i - 1];
-      const auto& after = frontier_[i];
-      nxt.reset(K_ + after.size(), after.size() + 1);
-      key.resize(K_ + after.size());
-      val.resize(after.size() + 1);
-      // the placed neighbours of s (all in `before`) and the bytes each frontier stage still sends later
-      std::vector<std::size_t> nb;
-      for (auto u : g.neighbours(s))
-        if (pos_[u] < i) nb.push_back(u);
-      const double s_after = bytes_after(s, i);
-      std::vector<double> nb_after(nb.size());
-      for (std::size_t j = 0; j < nb.size(); ++j) nb_after[j] = bytes_after(nb[j], i);
-      std::vector<char> stays(S_, 0);
-      for (auto f : after) stays[f] = 1;
+      nxt.reset(K_ + frontier_[i].size(), frontier_[i].size() + 1);
       for (std::size_t e = 0; e < cur.count; ++e) {
         const std::uint8_t* pk = cur.keys.data() + e * cur.klen;
-        const double* pv = cur.vals.data() + e * cur.vlen;
-        std::copy(pk, pk + K_, used.begin());
-        for (std::size_t j = 0; j < before.size(); ++j) cls[before[j]] = pk[K_ + j], acc[before[j]] = pv[j];
-        const double done = pv[before.size()];
         for (std::size_t x = 0; x < K_; ++x) {
-          if (used[x] == size_[x]) continue;
-          if ((++steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline ||
-                                         (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
+          if (pk[x] == capacity_[x]) continue;
+          if ((++steps & 1023u) == 0 && (interrupted(stop, deadline) || (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
             return false;
           if (lim.listing_steps && steps > lim.listing_steps) return false;
-          ++used[x];
-          double as = g.replica_compute_ms(s);
-          for (auto u : nb) as += g.message_bytes(s, u) * w_[x * K_ + cls[u]];
-          bool ok = as + (s_after > 0 ? s_after * cheapest_out(x, used.data()) : 0) <= T;
-          for (std::size_t j = 0; j < nb.size() && ok; ++j) {
-            const std::size_t u = nb[j];
-            const double au = acc[u] + g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            ok = au + (nb_after[j] > 0 ? nb_after[j] * cheapest_out(cls[u], used.data()) : 0) <= T;
-          }
-          if (ok) {
-            cls[s] = static_cast<std::uint32_t>(x), acc[s] = as;
-            for (auto u : nb) acc[u] += g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            double d = done;
-            for (auto f : before)
-              if (!stays[f]) d = std::max(d, acc[f]);
-            if (!stays[s]) d = std::max(d, as);
-            std::copy(used.begin(), used.end(), key.begin());
-            for (std::size_t j = 0; j < after.size(); ++j) key[K_ + j] = static_cast<std::uint8_t>(cls[after[j]]), val[j] = acc[after[j]];
-            val[after.size()] = d;
-            nxt.insert(key.data(), val.data());
-            for (auto u : nb) acc[u] -= g.message_bytes(u, s) * w_[cls[u] * K_ + x];
-            for (std::size_t j = 0; j < before.size(); ++j) acc[before[j]] = pv[j];  // exact restore
-            if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
-          }
-          --used[x];
+          if (!transition(i, pk, cur.vals.data() + e * cur.vlen, x, capacity_.data(), T, sc)) continue;
+          nxt.insert(sc.key.data(), sc.val.data());
+          if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
         }
       }
       std::swap(cur, nxt);
@@ -365,12 +369,13 @@ class quotient_copy_search {
   std::size_t S_, R_, K_;
   bool applies_ = false;
   std::vector<std::uint32_t> size_;                 // devices per class
+  std::vector<std::uint8_t> capacity_;              // devices per class, as the programme counts them
   std::vector<double> w_;                           // [x · K + y]: w(x, y); w(x, x) the cheapest inside x
   std::vector<std::vector<std::uint32_t>> nearest_; // classes by ascending cost from x
   std::vector<std::size_t> order_, pos_;            // the programme's stage order
   std::vector<std::vector<std::size_t>> frontier_;  // per depth
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const listing> cache_;    // the listing at the largest T so far
+  std::vector<depth_data> depth_;
+  mutable listing_cache<listing> cache_;            // the listing at the largest T so far
   /// What earlier realisations learnt of a count vector's assignments, monotone in the target (an
   /// assignment within t is one within every larger target): none at or below `none_up_to`, some
   /// at or above `some_from`. Keyed by the vector's K counts; shared by concurrent solves.

@@ -38,13 +38,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <span>
 #include <vector>
 
-#include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/detail/class_cover.hpp"
+#include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -70,6 +69,14 @@ namespace devplace::detail {
   return w;
 }
 
+/// The distinct finite values of `w`, ascending.
+[[nodiscard]] inline std::vector<double> distinct_finite(std::vector<double> w) {
+  w.erase(std::remove_if(w.begin(), w.end(), [](double x) { return !std::isfinite(x); }), w.end());
+  std::sort(w.begin(), w.end());
+  w.erase(std::unique(w.begin(), w.end()), w.end());
+  return w;
+}
+
 /// The next draw of the realisations (`quotient_ring_search::realise`, `line_ring_search::realise`):
 /// every class's devices shuffled in place (Fisher–Yates on a 64-bit LCG with state `z`).
 inline void shuffle_class_pools(std::vector<std::vector<std::size_t>>& pool, std::uint64_t& z) {
@@ -78,17 +85,6 @@ inline void shuffle_class_pools(std::vector<std::vector<std::size_t>>& pool, std
       z = z * 6364136223846793005ull + 1442695040888963407ull;
       std::swap(p[i - 1], p[(z >> 33) % i]);
     }
-}
-
-/// The best ring through the devices of `set` under the real links (Held–Karp with bottleneck
-/// costs: |set| ≤ 16), `set` reordered into it; its largest per-byte cost (+inf: none, `set` kept).
-[[nodiscard]] inline double best_ring(const link_costs& L, std::vector<std::size_t>& set) {
-  auto [W, order] = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return L.ms_per_byte(set[i], set[j]); });
-  if (order.empty()) return W;
-  std::vector<std::size_t> ring(set.size());
-  for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
-  set = std::move(ring);
-  return W;
 }
 
 /// The ring realisation of the relaxed ring covers (quotient and line): a mapping at t from
@@ -124,28 +120,11 @@ template <class RingOf>
   return {};
 }
 
-/// The answer of `quotient_ring_search::solve`.
-struct quotient_ring_answer {
-  enum class kind { none, relaxed_found, unknown };
-  kind answer = kind::unknown;
-  double next_change = std::numeric_limits<double>::infinity();  ///< none: every mapping is ≥ this
-  std::size_t vectors = 0;                                       ///< count vectors listed
-  std::uint64_t nodes = 0;                                       ///< listing steps and packing nodes
-  bool listing_capped = false;  ///< unknown because the listing reached a limit (it only grows with t)
-  std::vector<std::uint32_t> counts;  ///< relaxed_found: the count vector of every stage (S · K)
-};
-
 class quotient_ring_search {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// The limits of one `solve`: count vectors listed, steps of the listing, nodes of the packing
-  /// (0: none for the last two).
-  struct limits {
-    std::size_t vectors = 200'000;
-    std::uint64_t listing_steps = 4'000'000;
-    std::uint64_t packing_nodes = 1'000'000;
-  };
+  using limits = count_vector_limits;  ///< (the bin packing's limits unused)
 
   /// The quotient of `L` by `classes` (a partition of the devices into link classes, e.g.
   /// `find_link_classes`). `applies()` is false unless `g` has equal replica counts R ≥ 2 and
@@ -153,24 +132,18 @@ class quotient_ring_search {
   /// than devices, and some class holds two or more devices. Keeps a pointer to `g`.
   quotient_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
       : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0), K_(classes.size()) {
-    if (R_ < 2 || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() || K_ == 0) return;
-    for (std::size_t s = 0; s < S_; ++s)
-      if (!(g.allreduce_bytes(s) > 0)) return;
+    if (!nested_rings_apply(g, L) || !L.symmetric() || K_ == 0) return;
     std::size_t devices = 0, largest = 0;
     for (const auto& c : classes) devices += c.size(), largest = std::max(largest, c.size());
     if (devices != L.devices() || largest < 2) return;
     size_.resize(K_);
     for (std::size_t x = 0; x < K_; ++x) size_[x] = static_cast<std::uint32_t>(classes[x].size());
     cost_ = quotient_link_costs(L, classes);
-    values_.assign(cost_.begin(), cost_.end());
-    values_.erase(std::remove_if(values_.begin(), values_.end(), [](double w) { return !std::isfinite(w); }), values_.end());
-    std::sort(values_.begin(), values_.end());
-    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    values_ = distinct_finite(cost_);
     applies_ = true;
   }
 
   [[nodiscard]] bool applies() const noexcept { return applies_; }
-  [[nodiscard]] std::size_t classes() const noexcept { return K_; }
 
   /// W(c) of the count vector `count` (K entries, Σ = R) in the relaxed topology: the least
   /// largest cost over its cyclic orders (+inf when it has none); NaN when the programme would
@@ -213,17 +186,14 @@ class quotient_ring_search {
 
   /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
   /// first one did.
-  void forget() {
-    std::lock_guard lk(mu_);
-    cache_.reset();
-  }
+  void forget() { cache_.clear(); }
 
   /// Decides the relaxation at target t (file comment): none (no mapping below `next_change`),
   /// relaxed_found (no answer about the real topology), or unknown at a limit, `*stop` or
   /// `deadline`.
-  [[nodiscard]] quotient_ring_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                           clock::time_point deadline = clock::time_point::max()) const {
-    quotient_ring_answer a;
+  [[nodiscard]] cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
+                                   clock::time_point deadline = clock::time_point::max()) const {
+    cover_answer a;
     if (!applies_) return a;
     const auto& g = *g_;
     double theta = -std::numeric_limits<double>::infinity();
@@ -233,22 +203,17 @@ class quotient_ring_search {
     const auto above = std::upper_bound(values_.begin(), values_.end(), theta);
     a.next_change = above == values_.end() ? std::numeric_limits<double>::infinity() : g.least_ring_stage_ms(*above);
     // 1. the count vectors with W ≤ θ, from the listing at the largest θ so far when it covers θ
-    std::shared_ptr<const listing> lst;
-    {
-      std::lock_guard lk(mu_);
-      if (cache_ && cache_->theta >= theta) lst = cache_;
-    }
+    std::shared_ptr<const listing> lst = cache_.covering(theta);
     if (!lst) {
       auto fresh = std::make_shared<listing>();
       if (!list(theta, lim, stop, deadline, *fresh, a)) {
-        a.listing_capped = !(stop && stop->load()) && clock::now() < deadline;
+        a.capped = !interrupted(stop, deadline);
         return a;
       }
-      std::lock_guard lk(mu_);
-      if (!cache_ || cache_->theta < fresh->theta) cache_ = fresh;
+      cache_.offer(fresh);
       lst = std::move(fresh);
     }
-    a.vectors = lst->W.size();
+    a.rows = lst->W.size();
     const auto& flat = lst->flat;
     const auto& W = lst->W;
     // 2. the rows (vector, stage) within t and the packing over the classes and the stage slots
@@ -269,7 +234,7 @@ class quotient_ring_search {
         starts.push_back(entries.size());
       }
     if (starts.size() == 1) {  // no stage takes any vector
-      a.answer = quotient_ring_answer::kind::none;
+      a.answer = cover_answer::kind::none;
       return a;
     }
     class_cover_packing pack{std::span<const std::uint32_t>(sizes), std::span<const class_cover_packing::entry>(entries),
@@ -277,9 +242,9 @@ class quotient_ring_search {
     pack.set_branching(class_cover_packing::branching::fewest_per_capacity);
     const auto o = pack.solve(S_, lim.packing_nodes, stop, deadline);
     a.nodes += pack.nodes();
-    if (o == class_cover_packing::outcome::none) a.answer = quotient_ring_answer::kind::none;
+    if (o == class_cover_packing::outcome::none) a.answer = cover_answer::kind::none;
     if (o != class_cover_packing::outcome::found) return a;
-    a.answer = quotient_ring_answer::kind::relaxed_found;
+    a.answer = cover_answer::kind::relaxed_found;
     a.counts.assign(S_ * K_, 0);
     for (const auto row : pack.solution()) {
       std::size_t s = S_;
@@ -293,17 +258,17 @@ class quotient_ring_search {
 
   /// A mapping at t from the count vectors of a relaxed_found answer (`realise_rings`), each
   /// stage's ring the best cycle over its devices under the real links (R ≤ 12); or empty.
-  [[nodiscard]] std::vector<std::size_t> realise(const quotient_ring_answer& a, double t, std::size_t tries = 16) const {
-    if (a.answer != quotient_ring_answer::kind::relaxed_found || R_ > 12) return {};
+  [[nodiscard]] std::vector<std::size_t> realise(const cover_answer& a, double t, std::size_t tries = 16) const {
+    if (a.answer != cover_answer::kind::relaxed_found || R_ > 12) return {};
     std::vector<std::size_t> order(K_);
     std::iota(order.begin(), order.end(), std::size_t{0});
     return realise_rings(*g_, classes_, a.counts, order, t, tries, [&](std::vector<std::size_t>& set) { return best_ring(*L_, set); });
   }
 
  private:
-  /// The count vectors with W ≤ θ (K entries each) and their W.
+  /// The count vectors with W ≤ θ (K entries each) and their W; `t` is θ.
   struct listing {
-    double theta = 0;
+    double t = 0;
     std::vector<std::uint32_t> flat;
     std::vector<double> W;
   };
@@ -312,8 +277,8 @@ class quotient_ring_search {
   /// programme; false (the answer unknown, the steps in `a.nodes`) at a limit, `*stop` or
   /// `deadline`.
   bool list(double theta, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
-            quotient_ring_answer& a) const {
-    out.theta = theta;
+            cover_answer& a) const {
+    out.t = theta;
     auto& flat = out.flat;
     auto& W = out.W;
     std::vector<double> scratch;
@@ -322,17 +287,10 @@ class quotient_ring_search {
       for (std::size_t y = 0; y < K_; ++y)
         if (x != y && cost_[x * K_ + y] <= theta) adj[x].push_back(static_cast<std::uint32_t>(y));
     std::vector<std::uint32_t> count(K_, 0), sub;
-    std::uint64_t steps = 0;
-    bool capped = false;
-    auto step = [&] {
-      ++steps;
-      if ((lim.listing_steps && steps > lim.listing_steps) ||
-          ((steps & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || clock::now() >= deadline)))
-        capped = true;
-      return !capped;
-    };
+    work_counter work{.most = work_counter::at_most(lim.listing_steps), .stop = stop, .deadline = deadline};
+    bool& capped = work.aborted;  // also at the programme's limit or `lim.vectors`
     auto compose = [&](auto&& self, std::size_t j, std::uint32_t left, std::uint32_t room) -> void {
-      if (!step()) return;
+      if (!work.step()) return;
       if (j == sub.size()) {
         const double w = ring_cost(count, scratch, std::size_t{1} << 16);
         if (std::isnan(w)) {
@@ -359,7 +317,7 @@ class quotient_ring_search {
     };
     std::vector<char> in(K_, 0);
     auto esu = [&](auto&& self, std::vector<std::uint32_t>& ext, std::uint32_t v, std::uint32_t room) -> void {
-      if (!step()) return;
+      if (!work.step()) return;
       if (room >= R_) compose(compose, 0, static_cast<std::uint32_t>(R_), room);
       if (capped || sub.size() == R_) return;
       std::vector<std::uint32_t> rest(ext);
@@ -388,7 +346,7 @@ class quotient_ring_search {
       esu(esu, ext, v, size_[v]);
       in[v] = 0;
     }
-    a.nodes = steps;
+    a.nodes = work.count;
     return !capped;
   }
 
@@ -400,8 +358,7 @@ class quotient_ring_search {
   std::vector<std::uint32_t> size_;  // devices per class
   std::vector<double> cost_;         // [x · K + y]: w(x, y); w(x, x) the cheapest link inside x
   std::vector<double> values_;       // the distinct finite costs, ascending
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const listing> cache_;  // the listing at the largest θ so far
+  mutable listing_cache<listing> cache_;  // the listing at the largest θ so far
 };
 
 }  // namespace devplace::detail

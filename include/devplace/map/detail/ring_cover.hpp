@@ -25,22 +25,18 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <span>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/cost_models.hpp"
-#include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/detail/copy_cover.hpp"
 #include "devplace/map/detail/exact_cover.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -58,14 +54,7 @@ inline constexpr std::size_t ring_cover_max_replicas = 12;
 /// `ring_cover_max_replicas`.)
 template <mapping_cost_model C>
 [[nodiscard]] bool ring_cover_applies(const C&, const stage_graph& g, const link_costs& L) {
-  if constexpr (cost_model_form_v<C> != model_form::rings) {
-    return false;
-  } else {
-    if (!g.uniform_replicas() || g.replicas() < 2 || L.has_latency() || g.vertices() > L.devices()) return false;
-    for (std::size_t s = 0; s < g.stages(); ++s)
-      if (!(g.allreduce_bytes(s) > 0)) return false;
-    return true;
-  }
+  return cost_model_form_v<C> == model_form::rings && nested_rings_apply(g, L);
 }
 
 /// The device sets of R devices that hold a ring with W ≤ the largest threshold at target t: R
@@ -116,10 +105,10 @@ class ring_cover_search {
   /// listing at a target ≥ t, else from a new listing at t (offered to the cache). `max_rings`
   /// sets listed, and `budget.listing` nodes for the listing and `budget.cover` for the cover.
   /// `model` and `table` are unused (the times are c_u(s) + x_s · W, the model's own).
-  [[nodiscard]] copy_cover_answer solve(const C&, const device_bound_table&, double t, std::size_t max_rings,
-                                        cover_budget budget, ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
-                                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const {
-    copy_cover_answer a;
+  [[nodiscard]] cover_answer solve(const C&, const device_bound_table&, double t, std::size_t max_rings, cover_budget budget,
+                                   ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
+                                   cover_clock::time_point deadline = cover_clock::time_point::max()) const {
+    cover_answer a;
     std::shared_ptr<const ring_listing> listing = cache.get();
     if (!listing || listing->t < t) {
       const std::size_t fit = (std::size_t{256} << 20) / (16 * R_ + 64);
@@ -160,37 +149,25 @@ class ring_cover_search {
           a.next_change = std::min(a.next_change, time);
         }
       }
-      if (takers != level) {
-        copy_cover_answer unknown;
-        unknown.nodes = a.nodes;
-        return unknown;
-      }
+      if (takers != level) return {.nodes = a.nodes};
       if (level == 0) continue;
       rows.insert(rows.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_),
                   listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_ + R_));
       levels.push_back(level);
       index.push_back(e);
     }
-    a.embeddings = levels.size();
+    a.rows = levels.size();
     const auto x = solve_packing(D_, R_, std::span<const std::uint32_t>(rows), S_, budget.cover, stop, deadline,
                                  std::span<const std::uint32_t>(levels));
-    a.nodes += x.nodes;
-    if (x.outcome == packing_outcome::stopped) return a;
-    if (x.outcome == packing_outcome::none) {
-      a.answer = copy_cover_answer::kind::infeasible;
-      return a;
-    }
+    if (!take_packing(x.outcome, x.nodes, g_->vertices(), a)) return a;
     // largest W (smallest level) to the stage with the largest θ (Hall: the i-th smallest level
     // is ≥ i; a set of level l is taken by the l stages of largest θ, exactly)
     std::vector<std::size_t> chosen(x.solution.begin(), x.solution.end());
     std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t p, std::size_t q) { return levels[p] < levels[q]; });
-    a.answer = copy_cover_answer::kind::found;
-    a.dev.assign(g_->vertices(), unplaced);
     for (std::size_t i = 0; i < S_; ++i) {
       const std::size_t s = by_theta[i], row = chosen[i];
-      std::span<const std::uint32_t> ring(rows.data() + row * R_, R_);
-      std::vector<std::uint32_t> rebuilt;
-      if (!listing->ordered) rebuilt = best_cycle(ring), ring = rebuilt;
+      std::vector<std::uint32_t> ring(rows.data() + row * R_, rows.data() + row * R_ + R_);
+      if (!listing->ordered) best_ring(*L_, ring);
       for (std::size_t q = 0; q < R_; ++q) a.dev[g_->vertex(s, q)] = ring[q];
     }
     return a;
@@ -216,13 +193,13 @@ class ring_cover_search {
 
   /// The end of a listing: the counters into `a`; false (the answer unknown) when capped, else
   /// the listing's value from the smallest pruned W.
-  bool finish_listing(std::uint64_t nodes, bool capped, std::uint64_t node_budget, std::size_t max_rings, double pruned,
-                      ring_listing& out, copy_cover_answer& a) const {
-    a.nodes = nodes;
+  bool finish_listing(const work_counter& work, bool capped, std::size_t max_rings, double pruned, ring_listing& out,
+                      cover_answer& a) const {
+    a.nodes = work.count;
     if (capped) {
-      a.enumeration_capped = (node_budget != 0 && nodes >= node_budget) || out.w.size() >= max_rings;
-      a.embeddings_capped = out.w.size() >= max_rings;
-      a.embeddings = out.w.size();
+      a.rows_capped = out.w.size() >= max_rings;
+      a.capped = work.capped || a.rows_capped;
+      a.rows = out.w.size();
       return false;
     }
     out.next_change = std::isfinite(pruned) ? g_->least_ring_stage_ms(pruned) : pruned;
@@ -232,7 +209,7 @@ class ring_cover_search {
   /// Every device set holding an R-cycle with W ≤ max θ at t, the best cycle of each; false (the
   /// answer unknown) when stopped or capped.
   bool enumerate(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
-                 std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
+                 cover_clock::time_point deadline, ring_listing& out, cover_answer& a) const {
     out.t = t;
     const double theta = listing_threshold(t);
     double pruned = std::numeric_limits<double>::infinity();  // smallest W a pruned path could complete at
@@ -247,7 +224,7 @@ class ring_cover_search {
     std::vector<std::uint32_t> path(R_), key(R_);
     std::vector<double> fwd(R_ + 1, 0.0), bwd(R_ + 1, 0.0);  // largest cost of the path's first i links, each direction
     std::vector<char> used(D_, 0);
-    std::uint64_t nodes = 0;
+    work_counter work{.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     bool capped = false;
     auto record = [&](std::size_t len) {
       // the closing link: path[len−1] → path[0]; one direction of the cycle, or its reverse
@@ -298,9 +275,7 @@ class ring_cover_search {
           pruned = std::min(pruned, std::min(f, b));
           continue;
         }
-        if (++nodes == node_budget ||
-            ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline)))
-          return false;
+        if (!work.step()) return false;
         path[i] = d, used[d] = 1, fwd[i] = f, bwd[i] = b;
         const bool ok = extend(i + 1);
         used[d] = 0;
@@ -318,7 +293,7 @@ class ring_cover_search {
         break;
       }
     }
-    return finish_listing(nodes, capped, node_budget, max_rings, pruned, out, a);
+    return finish_listing(work, capped, max_rings, pruned, out, a);
   }
 
   /// Whether this search lists by subsets (else by paths).
@@ -334,7 +309,7 @@ class ring_cover_search {
   /// per Hamiltonian path. The pruned value recorded is the merged state's, a lower bound for
   /// every path it stands for. `nodes` counts the state extensions.
   bool enumerate_by_subsets(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
-                            std::chrono::steady_clock::time_point deadline, ring_listing& out, copy_cover_answer& a) const {
+                            cover_clock::time_point deadline, ring_listing& out, cover_answer& a) const {
     out.t = t;
     out.ordered = false;
     const double theta = listing_threshold(t);
@@ -349,11 +324,7 @@ class ring_cover_search {
     using level_map = std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint8_t, double>>, state_hash>;
     std::unordered_map<std::uint64_t, std::size_t, state_hash> index_of;  // set mask -> listing index
     const std::size_t K = D_ - 1;
-    std::uint64_t nodes = 0;
-    auto stopped = [&] {
-      return (node_budget != 0 && nodes >= node_budget) ||
-             ((nodes & 1023u) == 0 && ((stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= deadline));
-    };
+    work_counter work{.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     bool capped = false;
     for (std::size_t v0 = 0; v0 < D_ && !capped; ++v0) {
       level_map cur;
@@ -371,7 +342,7 @@ class ring_cover_search {
                 break;
               }
               if (d <= v0 || ((mask >> d) & 1u)) continue;
-              if (++nodes, stopped()) {
+              if (!work.step()) {
                 capped = true;
                 break;
               }
@@ -408,16 +379,7 @@ class ring_cover_search {
         }
       }
     }
-    return finish_listing(nodes, capped, node_budget, max_rings, pruned, out, a);
-  }
-
-  /// A ring through the R devices of `set` whose largest link cost is the least (the listing by
-  /// subsets keeps that cost, not the order).
-  [[nodiscard]] std::vector<std::uint32_t> best_cycle(std::span<const std::uint32_t> set) const {
-    const auto order = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return cost(set[i], set[j]); }).second;
-    std::vector<std::uint32_t> ring(set.size());
-    for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
-    return ring;
+    return finish_listing(work, capped, max_rings, pruned, out, a);
   }
 
   const stage_graph* g_;

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/search_state.hpp"

@@ -1,0 +1,159 @@
+#pragma once
+/// \file map/detail/cover_common.hpp
+/// What the cover searches of the mapper share (the copy, ring, node-group, quotient copy,
+/// quotient ring and line ring covers; map/detail/cover_oracles.hpp wraps them as target
+/// oracles): their answer at a target, the work counter of their listings, packings and
+/// realisations, the listing cache shared by the targets searched at once, and a few hashes.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "devplace/map/detail/bottleneck_cycle.hpp"
+#include "devplace/map/link_costs.hpp"
+#include "devplace/map/stage_graph.hpp"
+
+namespace devplace::detail {
+
+using cover_clock = std::chrono::steady_clock;
+
+/// The answer of a cover search at a target t.
+struct cover_answer {
+  /// found: a mapping with every stage time ≤ t; none: no mapping below `next_change`;
+  /// relaxed_found: the relaxation of a quotient or line ring cover holds (no answer about the
+  /// real topology, see `counts`); unknown: a limit, the stop flag or the deadline was reached.
+  enum class kind { found, none, relaxed_found, unknown };
+  kind answer = kind::unknown;
+  std::vector<std::size_t> dev;       ///< found: the device of every vertex s·R + r
+  std::vector<std::uint32_t> counts;  ///< relaxed_found: the count vector of every stage (S · K)
+  /// none: every mapping has objective ≥ this (> t)
+  double next_change = std::numeric_limits<double>::infinity();
+  std::uint64_t nodes = 0;  ///< the work done (listing steps, packing nodes, realisation steps)
+  std::size_t rows = 0;     ///< the rows listed within t (embeddings, rings, count vectors)
+  /// unknown because the listing reached a limit (it would at every larger target too, with the
+  /// same limits)
+  bool capped = false;
+  bool rows_capped = false;  ///< the listing reached its row limit (copy and ring covers)
+  std::size_t rejected = 0;  ///< packings that did not realise (searched past)
+  bool unrealised = false;   ///< node-group cover: unknown because merged nodes did not pack the groups
+};
+
+/// The outcome of a packing search (map/detail/exact_cover.hpp, map/detail/class_cover.hpp): the
+/// rows found, none exist, or stopped by a limit.
+enum class packing_outcome { found, none, stopped };
+
+/// Takes a packing's outcome into `a`, its nodes added: none, or found with every one of the
+/// `vertices` unplaced for the caller to fill. True when found.
+inline bool take_packing(packing_outcome o, std::uint64_t nodes, std::size_t vertices, cover_answer& a) {
+  a.nodes += nodes;
+  if (o == packing_outcome::none) a.answer = cover_answer::kind::none;
+  if (o != packing_outcome::found) return false;
+  a.answer = cover_answer::kind::found;
+  a.dev.assign(vertices, unplaced);
+  return true;
+}
+
+/// The limits of one `solve` of the node-group and quotient ring covers: count vectors listed,
+/// steps of the listing, nodes of the packing (0: none for the last two); the node-group cover's
+/// bin packing of its groups into the nodes: nodes per packing, packings that do not realise.
+struct count_vector_limits {
+  std::size_t vectors = 200'000;
+  std::uint64_t listing_steps = 4'000'000;
+  std::uint64_t packing_nodes = 1'000'000;
+  std::uint64_t placing_nodes = 20'000;
+  std::size_t placing_tries = 64;
+};
+
+/// Whether `*stop` is set or `deadline` has passed.
+[[nodiscard]] inline bool interrupted(const std::atomic<bool>* stop, cover_clock::time_point deadline) noexcept {
+  return (stop && stop->load(std::memory_order_relaxed)) || cover_clock::now() >= deadline;
+}
+
+/// Work counted step by step against a limit, with a stop flag and a deadline checked every
+/// `mask + 1` steps. `most`: the steps that may complete (`at_most`, `fewer_than`).
+struct work_counter {
+  static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t most = unlimited;
+  const std::atomic<bool>* stop = nullptr;
+  cover_clock::time_point deadline = cover_clock::time_point::max();
+  std::uint64_t mask = 1023;
+  std::uint64_t count = 0;
+  bool aborted = false;  ///< a limit was reached
+  bool capped = false;   ///< the limit on the steps was reached
+
+  /// Counts a step; false (and aborted) once it exceeds `most`, or `*stop` or the deadline is
+  /// seen.
+  bool step() {
+    if (++count > most) aborted = capped = true;
+    else if ((count & mask) == 0 && interrupted(stop, deadline)) aborted = true;
+    return !aborted;
+  }
+  /// `most` for a limit of `limit` steps (0: none).
+  [[nodiscard]] static constexpr std::uint64_t at_most(std::uint64_t limit) noexcept { return limit ? limit : unlimited; }
+  /// `most` for a budget that the `budget`-th step reaches, unfinished (0: none).
+  [[nodiscard]] static constexpr std::uint64_t fewer_than(std::uint64_t budget) noexcept { return budget ? budget - 1 : unlimited; }
+};
+
+/// The listing at the largest target listed so far, shared by the targets searched at once: any
+/// smaller target filters it instead of listing again. `Listing` has a target `t` (the copy
+/// cover's embeddings, the ring cover's rings, the quotient covers' count vectors).
+template <class Listing>
+class listing_cache {
+ public:
+  [[nodiscard]] std::shared_ptr<const Listing> get() const {
+    std::lock_guard lk(mu_);
+    return listing_;
+  }
+  /// The cached listing if its target is ≥ t, else null.
+  [[nodiscard]] std::shared_ptr<const Listing> covering(double t) const {
+    std::lock_guard lk(mu_);
+    return listing_ && listing_->t >= t ? listing_ : nullptr;
+  }
+  void offer(std::shared_ptr<const Listing> l) {
+    std::lock_guard lk(mu_);
+    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
+  }
+  void clear() {
+    std::lock_guard lk(mu_);
+    listing_.reset();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Listing> listing_;
+};
+
+/// Whether the nested form of the ring covers holds (map/detail/ring_cover.hpp): equal replica
+/// counts R ≥ 2, every stage with parameters, no link latency, no more stage replicas than devices.
+[[nodiscard]] inline bool nested_rings_apply(const stage_graph& g, const link_costs& L) {
+  if (!g.uniform_replicas() || g.replicas() < 2 || L.has_latency() || g.vertices() > L.devices()) return false;
+  for (std::size_t s = 0; s < g.stages(); ++s)
+    if (!(g.allreduce_bytes(s) > 0)) return false;
+  return true;
+}
+
+/// The best ring through the devices of `set` under the real links (Held–Karp with bottleneck
+/// costs: |set| ≤ 16), `set` reordered into it; its largest per-byte cost (+inf: none, `set` kept).
+template <class Devices>
+double best_ring(const link_costs& L, Devices& set) {
+  auto [W, order] = min_bottleneck_cycle(set.size(), [&](std::size_t i, std::size_t j) { return L.ms_per_byte(set[i], set[j]); });
+  if (order.empty()) return W;
+  Devices ring(set.size());
+  for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
+  set = std::move(ring);
+  return W;
+}
+
+/// SplitMix64's finaliser of z + the golden-ratio increment: a well-mixed 64-bit value.
+[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace devplace::detail
