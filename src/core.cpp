@@ -6,6 +6,8 @@
 #include "devplace/dfmodel/setup.ipp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/read_graph.ipp"
+#include "devplace/io/cluster_json.hpp"
+#include "devplace/io/cluster_json.ipp"
 #include "devplace/io/piper.hpp"
 #include "devplace/io/piper.ipp"
 #include "devplace/io/plan_json.hpp"
@@ -33,6 +35,11 @@ template nlohmann::json result_json<0>(const setup&, const run_result&);
 template plan_search_result search_plan<0>(const op_graph&, const matrix_topology&, const plan_search_options&);
 namespace io {
 template op_graph read_graph<0>(const std::filesystem::path&, const std::string&);
+template matrix_topology cluster_from_json<0>(const nlohmann::json&, const std::string&, const std::filesystem::path&,
+                                             const device_limit&);
+template matrix_topology read_cluster_json_text<0>(const std::string&, const std::string&, const std::filesystem::path&,
+                                                  const device_limit&);
+template matrix_topology read_cluster_json<0>(const std::filesystem::path&);
 template piper_instance piper_from_json<0>(const nlohmann::json&, const std::string&);
 template piper_instance read_piper<0>(const std::filesystem::path&);
 template tarnawski_instance tarnawski_instance_from_json<0>(const nlohmann::json&, const std::string&);

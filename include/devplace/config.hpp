@@ -19,7 +19,7 @@ namespace devplace::detail {
 
 /// Header-only (the default) or compiled mode, as fmt and spdlog offer. A few heavy functions
 /// (`map_devices` with a `cost_choice`, `search_plan` on an `op_graph`, `io::read_graph`, the
-/// readers and writers of plan, topology, Piper, Tarnawski and DFModel setup files;
+/// readers and writers of plan, topology, cluster, Piper, Tarnawski and DFModel setup files;
 /// docs/compile-time.md lists them) are templates with one defaulted parameter, called without
 /// it, so that a translation unit compiles them (and the templates they use) only where it calls
 /// them. Their definitions are in `.ipp` files next to their headers. Header-only,

@@ -6,6 +6,9 @@
 /// (docs/compile-time.md).
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/io/cluster_json.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/cluster_json.ipp"  // the cluster reader's definitions (compiled mode: devplace::core)
+#endif
 #include "devplace/io/error.hpp"
 #include "devplace/io/graph_json.hpp"
 #include "devplace/io/llm_json.hpp"
