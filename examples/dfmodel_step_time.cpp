@@ -4,6 +4,9 @@
 //
 //   ./build/examples/example_dfmodel_step_time [setup.json ...]
 #include <devplace/dfmodel/setup.hpp>
+#if DEVPLACE_HEADER_ONLY
+#include <devplace/dfmodel/setup.ipp>  // read_setup_json's definition (compiled mode: devplace::core)
+#endif
 
 #include <iomanip>
 #include <iostream>

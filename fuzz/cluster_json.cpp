@@ -8,6 +8,9 @@
 #include <string>
 
 #include "devplace/io/cluster_json.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/cluster_json.ipp"  // the cluster reader's definitions (compiled mode: devplace::core)
+#endif
 #include "invariants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

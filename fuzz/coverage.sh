@@ -21,11 +21,11 @@ for t in $targets; do
   llvm-profdata-14 merge -sparse "$build/$t.profraw" -o "$build/$t.profdata"
   case $t in
     graph_json) files="$io/graph_json.hpp $io/detail/graph_reading.hpp $io/detail/json_reader.hpp" ;;
-    topology_json) files="$io/topology_json.hpp $root/include/devplace/topology/generators.hpp" ;;
-    plan_json) files="$io/plan_json.hpp" ;;
+    topology_json) files="$io/topology_json.ipp $root/include/devplace/topology/generators.hpp" ;;
+    plan_json) files="$io/plan_json.ipp" ;;
     pipedream) files="$io/pipedream.hpp" ;;
-    tarnawski) files="$io/tarnawski.hpp $io/tarnawski_instance.hpp" ;;
-    piper) files="$io/piper.hpp" ;;
+    tarnawski) files="$io/tarnawski.hpp $io/tarnawski_instance.ipp" ;;
+    piper) files="$io/piper.ipp" ;;
     *) files="" ;;
   esac
   llvm-cov-14 report "$build/fuzz/fuzz_$t" -instr-profile="$build/$t.profdata" $files

@@ -5,6 +5,9 @@
 
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/piper.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/piper.ipp"  // the Piper reader's definitions (compiled mode: devplace::core)
+#endif
 #include "invariants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,6 +8,9 @@
 #include "devplace/io/graph_json.hpp"
 #include "devplace/io/plan_json.hpp"
 #include "devplace/partition/stage_cost.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
+#endif
 #include "invariants.hpp"
 
 namespace {

@@ -8,6 +8,9 @@
 #include "devplace/io/detail/json_reader.hpp"
 #include "devplace/io/tarnawski.hpp"
 #include "devplace/io/tarnawski_instance.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/tarnawski_instance.ipp"  // the Tarnawski instance reader's definitions (compiled mode: devplace::core)
+#endif
 #include "devplace/peers/tarnawski.hpp"
 #include "invariants.hpp"
 

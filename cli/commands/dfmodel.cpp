@@ -3,6 +3,7 @@
 // intra-chip fusion and tile count, then prints TP/PP/DP, the II of every configuration, the
 // step time, utilisation, cost and power, and writes them as devplace.dfmodel.result/1 JSON.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -13,6 +14,9 @@
 #include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

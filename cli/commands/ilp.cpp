@@ -26,7 +26,9 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#include "devplace/io/topology_json.ipp"  // the topology reader's and writer's definitions (compiled mode: devplace::core)
 #endif
 #include "devplace/io/topology_json.hpp"
 #ifdef DEVPLACE_HAS_CBC

@@ -29,7 +29,9 @@
 #include "devplace/sim/iteration_mapping.hpp"
 #include "devplace/sim/polish.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#include "devplace/io/topology_json.ipp"  // the topology reader's and writer's definitions (compiled mode: devplace::core)
 #endif
 
 namespace devplace::cli {

@@ -23,6 +23,7 @@
 #include "devplace/partition/topo_dp.hpp"
 #include "devplace/transform/class_quotient.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
 #endif
 

@@ -27,6 +27,10 @@
 #include "devplace/peers/pipedream.hpp"
 #include "devplace/peers/piper.hpp"
 #include "devplace/peers/tarnawski.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/piper.ipp"  // the Piper reader's definitions (compiled mode: devplace::core)
+#include "devplace/io/tarnawski_instance.ipp"  // the Tarnawski instance reader's definitions (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

@@ -28,7 +28,9 @@
 #include "devplace/map/mapping_result.hpp"
 #include "devplace/sim/plan_search.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
+#include "devplace/io/topology_json.ipp"  // the topology reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
 #endif
 #include "commands/pictures.hpp"

@@ -21,6 +21,10 @@
 #include "devplace/io/nvidia_smi.hpp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/cluster_json.ipp"  // the cluster reader's definitions (compiled mode: devplace::core)
+#include "devplace/io/topology_json.ipp"  // the topology reader's and writer's definitions (compiled mode: devplace::core)
+#endif
 
 namespace devplace::cli {
 

@@ -9,6 +9,9 @@
 #include "devplace/dfmodel/intra_chip.hpp"
 #include "devplace/dfmodel/network.hpp"
 #include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)
+#endif
 #include "devplace/dfmodel/setup_txt.hpp"
 #include "devplace/dfmodel/sharding.hpp"
 #include "devplace/dfmodel/system.hpp"

@@ -8,3 +8,7 @@
 #include "devplace/peers/piper.hpp"
 #include "devplace/peers/piper_cost.hpp"
 #include "devplace/peers/tarnawski.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/piper.ipp"  // io::read_piper, io::read_tarnawski_instance (compiled mode: devplace::core)
+#include "devplace/io/tarnawski_instance.ipp"
+#endif

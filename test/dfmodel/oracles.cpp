@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)
+#endif
 #if defined(DEVPLACE_HAS_GLPK)
 #include "devplace/ilp/backends/glpk.hpp"
 #endif

@@ -5,7 +5,12 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)
+#endif
 
 namespace df = devplace::dfmodel;
 

@@ -9,6 +9,9 @@
 
 #include "devplace/dfmodel/setup.hpp"
 #include "devplace/dfmodel/setup_txt.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)
+#endif
 #include "support/skip.hpp"
 
 namespace df = devplace::dfmodel;

@@ -21,6 +21,9 @@
 #include "devplace/map/stage_graph.hpp"
 #include "devplace/partition/topo_dp.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/topology_json.ipp"  // the topology reader's and writer's definitions (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 

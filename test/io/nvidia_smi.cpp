@@ -1,6 +1,9 @@
 #include "devplace/io/nvidia_smi.hpp"
 #include "devplace/io/cluster_json.hpp"
 #include "devplace/topology/generators.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/cluster_json.ipp"  // the cluster reader's definitions (compiled mode: devplace::core)
+#endif
 
 #include <doctest/doctest.h>
 

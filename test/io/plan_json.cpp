@@ -6,6 +6,9 @@
 #include <string>
 
 #include "devplace/io/graph_json.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 namespace fs = std::filesystem;

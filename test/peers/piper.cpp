@@ -2,6 +2,9 @@
 // shared/data/peers/piper/REFERENCE_RESULTS.md (read at run time) with the set and pair counts,
 // and brute-force oracles on small random instances.
 #include "devplace/peers/piper.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/piper.ipp"  // the Piper reader's definitions (compiled mode: devplace::core)
+#endif
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,15 @@
 // Piper's input reader (io/piper.hpp): the shipped instances and bad inputs.
 #include "devplace/io/piper.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/piper.ipp"  // the Piper reader's definitions (compiled mode: devplace::core)
+#endif
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "support/skip.hpp"
 

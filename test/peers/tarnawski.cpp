@@ -14,8 +14,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "devplace/algorithm/downset_growth.hpp"
 #include "devplace/algorithm/downsets.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/tarnawski_instance.ipp"  // the Tarnawski instance reader's definitions (compiled mode: devplace::core)
+#endif
 #include "support/random_dag.hpp"
 #include "support/skip.hpp"
 

@@ -18,6 +18,7 @@
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/topology/generators.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
 #include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
 #endif
 #include "support/checks.hpp"

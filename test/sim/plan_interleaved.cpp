@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "support/random_dag.hpp"
 #include "support/random_pipeline.hpp"
 #include "devplace/io/plan_json.hpp"
@@ -20,6 +22,9 @@
 #include "devplace/sim/schedule.hpp"
 
 #include "devplace/sim/plan_search.ipp"  // search_plan's definition (compiled mode: devplace::core)
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)
+#endif
 
 using namespace devplace;
 

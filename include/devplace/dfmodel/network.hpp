@@ -8,7 +8,7 @@
 /// of the cost model, and the library's bandwidth matrix (`to_matrix_topology`).
 ///
 /// Units follow the authors' model: bandwidths in GB/s = bytes/ns, so bytes · ρ is in ns.
-#include <Eigen/Dense>
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cstddef>

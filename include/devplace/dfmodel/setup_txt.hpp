@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "devplace/dfmodel/setup.hpp"
-#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/detail/read_text.hpp"
 #include "devplace/io/error.hpp"
 
 namespace devplace::dfmodel {

@@ -18,15 +18,21 @@
 /// The `cost` of a node's output is the first `cost` of its out-edges; another out-edge of the
 /// same node with a cost differing by more than 1e-6 is an error (as upstream). Edge `size` is
 /// not used by the model and not read. Errors name the file, the JSON pointer and the reason.
+///
+/// The readers are defined in tarnawski_instance.ipp, which this header does not include (it
+/// parses JSON): header-only, a file that calls them includes `devplace/io/tarnawski_instance.ipp`
+/// (or `devplace/io.hpp`) too; compiled mode (`devplace::core`, see config.hpp) needs nothing more.
+/// They are called as before (`read_tarnawski_instance(path)`): their template parameter is never
+/// given. The instance types need nothing more: `peers/tarnawski.hpp` uses them without JSON.
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/config.hpp"
+#include "devplace/io/detail/json_fwd.hpp"
 #include "devplace/io/error.hpp"
 
 namespace devplace::io {
@@ -51,55 +57,31 @@ struct tarnawski_instance {
   std::vector<double> output_cost;    ///< per node: transfer time of its output (0 without out-edges)
 };
 
-inline tarnawski_instance tarnawski_instance_from_json(const nlohmann::json& doc, const std::string& file) {
-  const detail::reader r(file);
-  r.object(doc, "");
-  tarnawski_instance in;
-  in.max_size_per_fpga = r.non_negative(r.field(doc, "maxSizePerFPGA", ""), "/maxSizePerFPGA");
-  in.max_fpgas = r.count(r.field(doc, "maxFPGAs", ""), "/maxFPGAs");
-  in.max_cpus = r.count(r.field(doc, "maxCPUs", ""), "/maxCPUs");
-  const auto& nodes = r.array(r.field(doc, "nodes", ""), "/nodes");
-  detail::node_id_index index(r);
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    const std::string p = detail::child("/nodes", k);
-    const auto& n = r.object(nodes[k], p);
-    tarnawski_node t;
-    t.id = index.add(n, p);
-    if (const auto* x = detail::reader::optional(n, "name")) t.name = r.string(*x, p + "/name");
-    t.supported_on_fpga = r.boolean(r.field(n, "supportedOnFpga", p), p + "/supportedOnFpga");
-    t.fpga_latency = r.non_negative(r.field(n, "fpgaLatency", p), p + "/fpgaLatency");
-    t.cpu_latency = r.non_negative(r.field(n, "cpuLatency", p), p + "/cpuLatency");
-    if (const auto* x = detail::reader::optional(n, "size")) t.size = r.non_negative(*x, p + "/size");
-    t.backward = r.boolean(r.field(n, "isBackwardNode", p), p + "/isBackwardNode");
-    if (const auto* x = detail::reader::optional(n, "colorClass")) t.color_class = r.integer(*x, p + "/colorClass");
-    if (detail::reader::optional(n, "containedSubnodes")) r.fail(p + "/containedSubnodes", "not supported (upstream fails too)");
-    in.nodes.push_back(std::move(t));
-  }
-  in.output_cost.assign(in.nodes.size(), 0.0);
-  std::vector<bool> has_cost(in.nodes.size(), false);
-  const auto& edges = r.array(r.field(doc, "edges", ""), "/edges");
-  for (std::size_t k = 0; k < edges.size(); ++k) {
-    const std::string p = detail::child("/edges", k);
-    const auto& e = r.object(edges[k], p);
-    const auto [src, dst, from, to] = index.edge(e, p);
-    const double cost = r.non_negative(r.field(e, "cost", p), p + "/cost");
-    if (in.nodes[from].backward && !in.nodes[to].backward)
-      r.fail(p, "edge from a backward node to a forward node (" + std::to_string(src) + " -> " + std::to_string(dst) + ")");
-    if (!has_cost[from]) {
-      has_cost[from] = true;
-      in.output_cost[from] = cost;
-    } else if (std::abs(in.output_cost[from] - cost) > 1e-6) {
-      r.fail(p + "/cost", "node " + std::to_string(src) + " has out-edges of different cost (" +
-                              std::to_string(in.output_cost[from]) + " and " + std::to_string(cost) + ")");
-    }
-    in.edges.push_back({from, to});
-  }
-  return in;
+namespace detail {
+/// The definitions of the functions below, in io/tarnawski_instance.ipp; where that file is not
+/// included (header-only mode) and `devplace::core` not linked, a call does not compile: this type
+/// is incomplete.
+template <int>
+struct tarnawski_instance_defined_in_io_tarnawski_instance_ipp;
+}  // namespace detail
+
+/// The instance of a parsed document (`file` names it in errors). Throws `input_error`.
+template <int N = 0>
+tarnawski_instance tarnawski_instance_from_json(const nlohmann::json& doc, const std::string& file) {
+  return detail::tarnawski_instance_defined_in_io_tarnawski_instance_ipp<N>::from_json(doc, file);
 }
 
-inline tarnawski_instance read_tarnawski_instance(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  return tarnawski_instance_from_json(detail::parse_json(detail::read_text(path), file), file);
+/// The instance in the file `path`. Throws `input_error`.
+template <int N = 0>
+tarnawski_instance read_tarnawski_instance(const std::filesystem::path& path) {
+  return detail::tarnawski_instance_defined_in_io_tarnawski_instance_ipp<N>::from_file(path);
 }
 
 }  // namespace devplace::io
+
+#if !DEVPLACE_HEADER_ONLY
+namespace devplace::io {
+extern template tarnawski_instance tarnawski_instance_from_json<0>(const nlohmann::json&, const std::string&);
+extern template tarnawski_instance read_tarnawski_instance<0>(const std::filesystem::path&);
+}  // namespace devplace::io
+#endif

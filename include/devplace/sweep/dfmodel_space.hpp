@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // dfmodel::read_setup_json is called below
+#endif
 #include "devplace/sweep/space.hpp"
 
 namespace devplace::sweep {

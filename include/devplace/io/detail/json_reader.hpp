@@ -14,19 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devplace/io/detail/read_text.hpp"
 #include "devplace/io/error.hpp"
 
 namespace devplace::io::detail {
 
 using json = nlohmann::json;
-
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path.string(), "/", "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// Parses `text`; a syntax error is reported with its line and column.
 inline json parse_json(const std::string& text, const std::string& file) {
