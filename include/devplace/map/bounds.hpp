@@ -158,19 +158,6 @@ inline bool groups_fit_hall(const device_bound_table& t, const std::vector<std::
 /// `deadline` passed before it was settled.
 inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
                                                  const std::vector<std::pair<std::size_t, std::size_t>>& groups,
-                                                 double theta, std::chrono::steady_clock::time_point deadline);
-
-/// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta; nothing when
-/// `deadline` passed before it was settled.
-inline std::optional<bool> groups_fit(const device_bound_table& t,
-                                      const std::vector<std::pair<std::size_t, std::size_t>>& groups, double theta,
-                                      std::chrono::steady_clock::time_point deadline) {
-  if (groups.size() <= hall_max_groups) return groups_fit_hall(t, groups, theta);
-  return groups_fit_augmenting(t, groups, theta, deadline);
-}
-
-inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
-                                                 const std::vector<std::pair<std::size_t, std::size_t>>& groups,
                                                  double theta, std::chrono::steady_clock::time_point deadline) {
   const std::size_t D = t.devices;
   std::vector<std::size_t> owner(D, unplaced);
@@ -194,6 +181,15 @@ inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
       if (!augment(gi)) return false;
     }
   return true;
+}
+
+/// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta; nothing when
+/// `deadline` passed before it was settled.
+inline std::optional<bool> groups_fit(const device_bound_table& t,
+                                      const std::vector<std::pair<std::size_t, std::size_t>>& groups, double theta,
+                                      std::chrono::steady_clock::time_point deadline) {
+  if (groups.size() <= hall_max_groups) return groups_fit_hall(t, groups, theta);
+  return groups_fit_augmenting(t, groups, theta, deadline);
 }
 
 }  // namespace detail

@@ -246,10 +246,6 @@ struct p2p_cost {
   /// replica with equal counts).
   [[nodiscard]] bool replica_invariant_bound(const stage_graph& g) const noexcept { return g.uniform_replicas(); }
 };
-/// The built-in model declares its form for itself alone: a type derived from it (with other
-/// times or bounds) gets no cover unless it declares a form of its own.
-template <>
-struct cost_model_form<p2p_cost> : std::integral_constant<model_form, model_form::copies> {};
 
 /// The allreduce model, eq. 7/9.
 struct allreduce_cost {
@@ -357,10 +353,6 @@ struct allreduce_cost {
   /// Alone on a device, a replica's ring bound does not read its position in the ring.
   [[nodiscard]] bool replica_invariant_bound(const stage_graph&) const noexcept { return true; }
 };
-/// The built-in model declares its form for itself alone: a type derived from it (with other
-/// times or bounds) gets no cover unless it declares a form of its own.
-template <>
-struct cost_model_form<allreduce_cost> : std::integral_constant<model_form, model_form::rings> {};
 
 /// The combined model: a stage replica's load per micro-batch in an iteration of MB micro-batches,
 /// its p2p sends and its stage's ring allreduce (amortised over the MB micro-batches) together:
@@ -406,8 +398,13 @@ struct combined_cost {
  private:
   [[nodiscard]] double mb() const noexcept { return static_cast<double>(std::max<std::size_t>(micro_batches, 1)); }
 };
-/// The built-in model declares its form for itself alone: a type derived from it (with other
-/// times or bounds) gets no cover unless it declares a form of its own.
+
+/// The built-in models declare their forms for themselves alone: a type derived from one (with
+/// other times or bounds) gets no cover unless it declares a form of its own.
+template <>
+struct cost_model_form<p2p_cost> : std::integral_constant<model_form, model_form::copies> {};
+template <>
+struct cost_model_form<allreduce_cost> : std::integral_constant<model_form, model_form::rings> {};
 template <>
 struct cost_model_form<combined_cost> : std::integral_constant<model_form, model_form::copies_and_rings> {};
 

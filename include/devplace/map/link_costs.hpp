@@ -24,6 +24,15 @@ namespace devplace {
 /// The device of a G' vertex that is not placed yet.
 inline constexpr std::size_t unplaced = static_cast<std::size_t>(-1);
 
+namespace detail {
+/// `from` plus `seconds` (at least 0) on the steady clock; none (time_point::max()) when `seconds`
+/// is not finite or is 1e9 or more (a time limit that the mapper treats as none).
+[[nodiscard]] inline std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point from, double seconds) {
+  if (!std::isfinite(seconds) || seconds >= 1e9) return std::chrono::steady_clock::time_point::max();
+  return from + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
+}
+}  // namespace detail
+
 /// Dense per-pair transfer costs of a topology, copied once from any `device_topology`: ms per
 /// byte w(a, b) = 1 / (B(a, b) · 10^6) and latency in ms, with every device's outgoing and incoming
 /// links sorted from the fastest (what the sorting-based bounds need). O(D² log D) to build.
@@ -51,13 +60,6 @@ class link_costs {
           has_latency_ = true;
         }
       }
-    symmetric_ = true;
-    for (std::size_t a = 0; a < D_ && symmetric_; ++a)
-      for (std::size_t b = a + 1; b < D_; ++b)
-        if (w_[a * D_ + b] != w_[b * D_ + a] || latency_ms(a, b) != latency_ms(b, a)) {
-          symmetric_ = false;
-          break;
-        }
     sort_links();
   }
 
@@ -84,13 +86,6 @@ class link_costs {
           if (a != b && (s.lat_[a * n + b] = lat_[devices[a] * D_ + devices[b]]) > 0) s.has_latency_ = true;
       if (!s.has_latency_) s.lat_.clear();
     }
-    s.symmetric_ = true;
-    for (std::size_t a = 0; a < n && s.symmetric_; ++a)
-      for (std::size_t b = a + 1; b < n; ++b)
-        if (s.w_[a * n + b] != s.w_[b * n + a] || s.latency_ms(a, b) != s.latency_ms(b, a)) {
-          s.symmetric_ = false;
-          break;
-        }
     s.sort_links();
     return s;
   }
@@ -140,12 +135,20 @@ class link_costs {
     const std::size_t k = D_ ? D_ - 1 : 0;
     return {v.data() + a * k, k};
   }
-  /// Sorts every device's outgoing and incoming links by (ms per byte, device id): O(D² log D)
-  /// time over contiguous (value, id) pairs. Device ids are 32 bits; a symmetric topology keeps
-  /// only the outgoing rows (the incoming ones are the same); without latency there is no latency
-  /// matrix and one shared row of zero sorted latencies. Memory: 28 D² bytes on a symmetric
-  /// topology without latency, 64 D² on an asymmetric one with latency.
+  /// Finds whether the tables are symmetric, then sorts every device's outgoing and incoming links
+  /// by (ms per byte, device id): O(D² log D) time over contiguous (value, id) pairs. Device ids
+  /// are 32 bits; a symmetric topology keeps only the outgoing rows (the incoming ones are the
+  /// same); without latency there is no latency matrix and one shared row of zero sorted
+  /// latencies. Memory: 28 D² bytes on a symmetric topology without latency, 64 D² on an
+  /// asymmetric one with latency.
   void sort_links() {
+    symmetric_ = true;
+    for (std::size_t a = 0; a < D_ && symmetric_; ++a)
+      for (std::size_t b = a + 1; b < D_; ++b)
+        if (w_[a * D_ + b] != w_[b * D_ + a] || latency_ms(a, b) != latency_ms(b, a)) {
+          symmetric_ = false;
+          break;
+        }
     const std::size_t k = D_ ? D_ - 1 : 0;
     const std::size_t in_rows = symmetric_ ? 0 : D_;
     out_w_.resize(D_ * k);
@@ -226,7 +229,6 @@ class bottleneck_walks {
       tables_.push_back(next);
       cur = std::move(next);
     }
-    complete_ = true;
   }
   /// B_h(a, b); 0 when not known.
   [[nodiscard]] double operator()(std::size_t h, std::size_t a, std::size_t b) const noexcept {
@@ -243,7 +245,7 @@ class bottleneck_walks {
   std::size_t D_ = 0;
   const link_costs* source_ = nullptr;
   std::vector<std::vector<double>> tables_;  // tables_[h-1] = B_h
-  bool converged_ = false, complete_ = false;
+  bool converged_ = false;
 };
 
 }  // namespace devplace

@@ -89,10 +89,7 @@ class local_search {
   local_search_result run(const local_search_options& o) {
     local_search_result res;
     res.initial_objective_ms = M_;
-    const auto start = clock::now();
-    auto dl = o.deadline;
-    if (std::isfinite(o.timeout_s) && o.timeout_s < 1e9)
-      dl = std::min(dl, start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s))));
+    const auto dl = std::min(o.deadline, deadline_after(clock::now(), o.timeout_s));
     auto stopped = [&] {
       return (o.stop && o.stop->load(std::memory_order_relaxed)) || (dl != clock::time_point::max() && clock::now() >= dl);
     };

@@ -97,9 +97,7 @@ class bracket_search {
 
   bracket_search(const stage_graph& g, const link_costs& L, const C& model, const mapper_options& o)
       : g_(g), L_(L), model_(model), o_(o), t0_(clock::now()), threads_(resolve_threads(o.threads)) {
-    deadline_ = std::isfinite(o.timeout_s) && o.timeout_s < 1e9
-                    ? t0_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s)))
-                    : clock::time_point::max();
+    deadline_ = deadline_after(t0_, o.timeout_s);
     res_.cost = std::string(model.name());
   }
 
@@ -277,10 +275,7 @@ class bracket_search {
     j->target = target;
     j->probe = probe;
     job* jp = j.get();
-    const auto dl = std::isfinite(o_.target_timeout_s) && o_.target_timeout_s < 1e9
-                        ? std::min(exact_deadline(), clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                                       std::chrono::duration<double>(o_.target_timeout_s)))
-                        : exact_deadline();
+    const auto dl = std::min(exact_deadline(), deadline_after(clock::now(), o_.target_timeout_s));
     ++res_.searches;
     jobs_.push_back(std::move(j));
     pool.submit([this, jp, dl] {

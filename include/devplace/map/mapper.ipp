@@ -34,10 +34,7 @@ struct detail::map_devices_defined_in_map_mapper_ipp {
         using clock = std::chrono::steady_clock;
         const auto t0 = clock::now();
         const bool limited = std::isfinite(o.timeout_s) && o.timeout_s < 1e9;
-        auto at = [&](double share) {
-          return limited ? t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::max(0.0, o.timeout_s * share)))
-                         : clock::time_point::max();
-        };
+        auto at = [&](double share) { return limited ? detail::deadline_after(t0, o.timeout_s * share) : clock::time_point::max(); };
         const auto ring = allreduce_cost{}.prepare(g, L, at(1.0 / 8));
         mapper_options part = o, rest = o;
         part.timeout_s = o.timeout_s / 4;

@@ -439,25 +439,19 @@ class mapping_search {
     st.occupy(v, d, st.group[v]);
     tp = st.tp[i];
     if (own_exact_[i]) tp = std::max(tp, x);
-    bool ok = true;
-    for (auto u : exact_[i]) {
-      const double y = static_cast<double>(model_.time(*g_, *L_, dv, u));
-      if (y > st.t) {
-        st.pruned_by(y);
-        ok = false;
-        break;
-      }
-      tp = std::max(tp, y);
-    }
-    if (ok && opt_.extra_pruning)
-      for (auto u : partial_[i]) {
-        const double y = static_cast<double>(model_.bound(*g_, *L_, dv, u));
+    // the vertices whose times become exact here, then (extra pruning) the bounds of the others
+    auto within = [&](const std::vector<std::size_t>& us, bool exact) {
+      for (auto u : us) {
+        const double y = exact ? static_cast<double>(model_.time(*g_, *L_, dv, u)) : static_cast<double>(model_.bound(*g_, *L_, dv, u));
         if (y > st.t) {
           st.pruned_by(y);
-          ok = false;
-          break;
+          return false;
         }
+        if (exact) tp = std::max(tp, y);
       }
+      return true;
+    };
+    bool ok = within(exact_[i], true) && (!opt_.extra_pruning || within(partial_[i], false));
     if (ok && opt_.extra_pruning && !detail::free_devices_suffice(st, W_)) ok = false;
     if constexpr (cost_model_form_v<C> == model_form::copies)
       if (ok && opt_.extra_pruning && opt_.free_link_pruning && !detail::p2p_free_links_suffice(st, *g_, *L_, table_, D_, W_, v, d))

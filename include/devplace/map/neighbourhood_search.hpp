@@ -189,8 +189,7 @@ template <mapping_cost_model C>
     std::vector<std::size_t> devs(verts.size());
     for (std::size_t i = 0; i < verts.size(); ++i) devs[i] = res.dev[verts[i]];
     const link_costs sub_links = L.subset(std::span<const std::size_t>(devs));
-    const auto step_end = std::min(o.deadline, clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                                  std::chrono::duration<double>(std::max(0.0, o.step_timeout_s))));
+    const auto step_end = std::min(o.deadline, detail::deadline_after(clock::now(), o.step_timeout_s));
     ++res.steps;
     mapper_options so = o.search;
     so.threads = 1;

@@ -206,11 +206,7 @@ inline void add_oracle_stats(std::vector<oracle_stats>& into, const std::vector<
 /// The portfolio `all` without the oracles named in `names` (for options written inline).
 [[nodiscard]] inline std::vector<oracle_spec> oracles_without(std::initializer_list<std::string_view> names,
                                                               std::vector<oracle_spec> all = default_oracles()) {
-  std::erase_if(all, [&](const oracle_spec& s) {
-    for (auto n : names)
-      if (s.name == n) return true;
-    return false;
-  });
+  std::erase_if(all, [&](const oracle_spec& s) { return std::find(names.begin(), names.end(), s.name) != names.end(); });
   return all;
 }
 

@@ -225,20 +225,6 @@ class stage_graph {
   std::vector<std::size_t> adj_, adj_begin_{0};
 };
 
-/// The stage graph of a partition of `g`: `stage_of[v]` < S is the stage of operator v. Stages may
-/// be empty (c_u = P = 0). Throws std::invalid_argument on a size mismatch or a stage ≥ S.
-template <profiled_dag G>
-[[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of,
-                                           std::vector<std::size_t> stage_replicas);
-
-template <profiled_dag G>
-[[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of, std::size_t stages,
-                                           std::size_t replicas) {
-  if (replicas == 0) throw std::invalid_argument("make_stage_graph: replicas must be >= 1");
-  if (stages == 0) throw std::invalid_argument("make_stage_graph: at least one stage is needed");
-  return make_stage_graph(g, stage_of, std::vector<std::size_t>(stages, replicas));
-}
-
 /// The stage graph of a partition with R_s = `stage_replicas[s]` replicas for stage s
 /// (S = stage_replicas.size()), e.g. a `general_dp` result.
 template <profiled_dag G>
@@ -267,6 +253,16 @@ template <profiled_dag G>
     m[b][a] += bytes;
   });
   return stage_graph(std::move(stage_replicas), std::move(c), std::move(p), std::move(m));
+}
+
+/// The stage graph of a partition of `g`: `stage_of[v]` < S is the stage of operator v. Stages may
+/// be empty (c_u = P = 0). Throws std::invalid_argument on a size mismatch or a stage ≥ S.
+template <profiled_dag G>
+[[nodiscard]] stage_graph make_stage_graph(const G& g, std::span<const std::size_t> stage_of, std::size_t stages,
+                                           std::size_t replicas) {
+  if (replicas == 0) throw std::invalid_argument("make_stage_graph: replicas must be >= 1");
+  if (stages == 0) throw std::invalid_argument("make_stage_graph: at least one stage is needed");
+  return make_stage_graph(g, stage_of, std::vector<std::size_t>(stages, replicas));
 }
 
 /// Convenience overload for a `std::vector` labelling.

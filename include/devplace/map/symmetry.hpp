@@ -144,16 +144,21 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
     }
     return true;
   };
+  // x ↦ y against the links of the devices mapped so far: 1 kept, 0 not, -1 budget or time spent
+  auto consistent = [&](std::size_t x, std::size_t y) {
+    for (auto z : mapped) {
+      if (!spend()) return -1;
+      if (!detail::same_link(L, x, z, y, sigma[z]) || !detail::same_link(L, z, x, sigma[z], y)) return 0;
+    }
+    return 1;
+  };
   for (auto [a, b] : fixed) {
     if (cls[a] != cls[b]) return std::nullopt;
     if (sigma[a] != unplaced || inv[b] != unplaced) {
       if (sigma[a] != b) return std::nullopt;
       continue;
     }
-    for (auto z : mapped) {
-      if (!spend()) return std::nullopt;
-      if (!detail::same_link(L, a, z, b, sigma[z]) || !detail::same_link(L, z, a, sigma[z], b)) return std::nullopt;
-    }
+    if (consistent(a, b) != 1) return std::nullopt;
     sigma[a] = b, inv[b] = a, mapped.push_back(a);
   }
   // the devices of each class, in index order: x is only tried on devices y of its class
@@ -176,15 +181,9 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
     for (std::size_t& i = next_y[k]; c0 + i < c1; ++i) {
       const std::size_t y = by_class[c0 + i];
       if (inv[y] != unplaced) continue;
-      bool ok = true;
-      for (auto z : mapped) {
-        if (!spend()) return std::nullopt;
-        if (!detail::same_link(L, x, z, y, sigma[z]) || !detail::same_link(L, z, x, sigma[z], y)) {
-          ok = false;
-          break;
-        }
-      }
-      if (!ok) continue;
+      const int ok = consistent(x, y);
+      if (ok < 0) return std::nullopt;
+      if (ok == 0) continue;
       sigma[x] = y, inv[y] = x, mapped.push_back(x);
       ++i;
       placed = true;

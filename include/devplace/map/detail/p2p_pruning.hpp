@@ -110,62 +110,60 @@ struct assignment_scratch {
 /// link reads; skipped above 4·10^7.
 inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                const device_bound_table& table, std::size_t D, std::size_t W) {
-  {
-    if (!g.uniform_replicas()) return;
-    const std::size_t S = g.stages(), R = g.replicas();
-    double work = 0;
-    for (std::size_t s = 0; s < S; ++s) work += static_cast<double>(g.neighbours(s).size());
-    if (work * static_cast<double>(D) * static_cast<double>(D) > 4e7) return;
-    std::vector<std::uint64_t> dom(S * W);
-    std::vector<double> above(S, std::numeric_limits<double>::infinity());
-    for (std::size_t s = 0; s < S; ++s) {
-      for (std::size_t r = 0; r < R; ++r) {  // equal rows for every replica; the min keeps it safe
-        const std::size_t v = g.vertex(s, r);
-        above[s] = std::min(above[s], st.above[v]);
-        for (std::size_t w = 0; w < W; ++w) dom[s * W + w] = r == 0 ? st.allowed[v * W + w] : dom[s * W + w] & st.allowed[v * W + w];
-      }
+  if (!g.uniform_replicas()) return;
+  const std::size_t S = g.stages(), R = g.replicas();
+  double work = 0;
+  for (std::size_t s = 0; s < S; ++s) work += static_cast<double>(g.neighbours(s).size());
+  if (work * static_cast<double>(D) * static_cast<double>(D) > 4e7) return;
+  std::vector<std::uint64_t> dom(S * W);
+  std::vector<double> above(S, std::numeric_limits<double>::infinity());
+  for (std::size_t s = 0; s < S; ++s) {
+    for (std::size_t r = 0; r < R; ++r) {  // equal rows for every replica; the min keeps it safe
+      const std::size_t v = g.vertex(s, r);
+      above[s] = std::min(above[s], st.above[v]);
+      for (std::size_t w = 0; w < W; ++w) dom[s * W + w] = r == 0 ? st.allowed[v * W + w] : dom[s * W + w] & st.allowed[v * W + w];
     }
-    bool removed_any = false;
-    assignment_scratch scratch;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (std::size_t s = 0; s < S; ++s) {
-        const auto nb = g.neighbours(s);
-        double out = std::numeric_limits<double>::infinity();
-        for (auto s2 : nb) out = std::min(out, above[s2]);
-        const double cu = g.replica_compute_ms(s);
-        for (std::size_t w = 0; w < W; ++w)
-          for (std::uint64_t bits = dom[s * W + w]; bits; bits &= bits - 1) {
-            const std::size_t d = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-            double c = 0;
-            for (auto s2 : nb) {
-              const double m = g.message_bytes(s, s2);
-              double best = std::numeric_limits<double>::infinity();
-              for (std::size_t w2 = 0; w2 < W; ++w2)
-                for (std::uint64_t b2 = dom[s2 * W + w2]; b2; b2 &= b2 - 1) {
-                  const std::size_t e = w2 * 64 + static_cast<std::size_t>(std::countr_zero(b2));
-                  if (e != d) best = std::min(best, L.transfer_ms(d, e, m));
-                }
-              c += best;
-              if (cu + c > st.t) break;
-            }
-            double x = cu + c;
-            if (x <= st.t && nb.size() > 1) x = std::max(x, cu + neighbour_assignment_ms(g, L, dom, W, s, d, scratch));
-            if (x <= st.t) continue;
-            dom[s * W + w] &= ~(std::uint64_t{1} << (d % 64));
-            above[s] = std::min(above[s], std::max(table(g.vertex(s, 0), d), std::min(x, out)));
-            changed = removed_any = true;
-          }
-      }
-    }
-    if (!removed_any) return;
-    for (std::size_t s = 0; s < S; ++s)
-      for (std::size_t r = 0; r < R; ++r) {
-        const std::size_t v = g.vertex(s, r);
-        std::copy_n(dom.begin() + static_cast<std::ptrdiff_t>(s * W), W, st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W));
-        st.above[v] = above[s];
-      }
   }
+  bool removed_any = false;
+  assignment_scratch scratch;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t s = 0; s < S; ++s) {
+      const auto nb = g.neighbours(s);
+      double out = std::numeric_limits<double>::infinity();
+      for (auto s2 : nb) out = std::min(out, above[s2]);
+      const double cu = g.replica_compute_ms(s);
+      for (std::size_t w = 0; w < W; ++w)
+        for (std::uint64_t bits = dom[s * W + w]; bits; bits &= bits - 1) {
+          const std::size_t d = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+          double c = 0;
+          for (auto s2 : nb) {
+            const double m = g.message_bytes(s, s2);
+            double best = std::numeric_limits<double>::infinity();
+            for (std::size_t w2 = 0; w2 < W; ++w2)
+              for (std::uint64_t b2 = dom[s2 * W + w2]; b2; b2 &= b2 - 1) {
+                const std::size_t e = w2 * 64 + static_cast<std::size_t>(std::countr_zero(b2));
+                if (e != d) best = std::min(best, L.transfer_ms(d, e, m));
+              }
+            c += best;
+            if (cu + c > st.t) break;
+          }
+          double x = cu + c;
+          if (x <= st.t && nb.size() > 1) x = std::max(x, cu + neighbour_assignment_ms(g, L, dom, W, s, d, scratch));
+          if (x <= st.t) continue;
+          dom[s * W + w] &= ~(std::uint64_t{1} << (d % 64));
+          above[s] = std::min(above[s], std::max(table(g.vertex(s, 0), d), std::min(x, out)));
+          changed = removed_any = true;
+        }
+    }
+  }
+  if (!removed_any) return;
+  for (std::size_t s = 0; s < S; ++s)
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t v = g.vertex(s, r);
+      std::copy_n(dom.begin() + static_cast<std::ptrdiff_t>(s * W), W, st.allowed.begin() + static_cast<std::ptrdiff_t>(v * W));
+      st.above[v] = above[s];
+    }
 }
 
 /// p2p: a lower bound of v's time on device f over every completion of the partial mapping:
@@ -208,72 +206,70 @@ inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, c
 [[nodiscard]] inline bool p2p_free_links_suffice(mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                                  const device_bound_table& table, std::size_t D, std::size_t W,
                                                  std::size_t v, std::size_t d) {
-  {
-    if (!g.uniform_replicas()) return true;
-    const std::size_t S = g.stages(), r = g.replica_of_vertex(v);
-    for (std::size_t s2 = 0; s2 < S; ++s2) {
-      const std::size_t u = g.vertex(s2, r);
-      if (st.dev[u] == unplaced) continue;
-      bool open = false;
-      for (auto t2 : g.neighbours(s2)) open = open || st.dev[g.vertex(t2, r)] == unplaced;
-      if (!open) continue;
-      const double y = p2p_free_bound(st, g, L, u, st.dev[u]);
-      if (y > st.t) {
-        st.pruned_by(y);
-        return false;
-      }
+  if (!g.uniform_replicas()) return true;
+  const std::size_t S = g.stages(), r = g.replica_of_vertex(v);
+  for (std::size_t s2 = 0; s2 < S; ++s2) {
+    const std::size_t u = g.vertex(s2, r);
+    if (st.dev[u] == unplaced) continue;
+    bool open = false;
+    for (auto t2 : g.neighbours(s2)) open = open || st.dev[g.vertex(t2, r)] == unplaced;
+    if (!open) continue;
+    const double y = p2p_free_bound(st, g, L, u, st.dev[u]);
+    if (y > st.t) {
+      st.pruned_by(y);
+      return false;
     }
-    std::size_t free = 0, unplaced_left = 0;
-    for (std::size_t w = 0; w < W; ++w) free += static_cast<std::size_t>(std::popcount(~st.used[w]));
-    free -= W * 64 - D;
-    for (std::size_t k = 0; k < st.left.size(); ++k) unplaced_left += st.left[k];
-    if (unplaced_left == 0) return true;
-    const std::size_t spare = free > unplaced_left ? free - unplaced_left : 0;
-    std::size_t max_deg = 0;
-    for (std::size_t s2 = 0; s2 < S; ++s2) max_deg = std::max(max_deg, g.neighbours(s2).size());
-    const auto ox = L.out_sorted_devices(d);
-    const std::size_t K = std::min<std::size_t>({ox.size(), 2 * max_deg + 2, 8});
-    std::size_t dead = 0;
-    double dead_value = std::numeric_limits<double>::infinity();
-    // The vertices to try on each device: every unplaced vertex of a started copy, and of the
-    // copies not started (all alike: nothing of theirs is placed) the first one's. O(V) once.
-    auto& cand = st.free_cands;
-    cand.clear();
-    std::size_t unstarted = unplaced;
-    for (std::size_t rr = 0; rr < g.replicas(); ++rr) {
-      bool started = false;
-      for (std::size_t s2 = 0; s2 < S && !started; ++s2) started = st.dev[g.vertex(s2, rr)] != unplaced;
-      if (!started) {
-        if (unstarted == unplaced) unstarted = rr;
-        continue;
-      }
-      for (std::size_t s2 = 0; s2 < S; ++s2)
-        if (st.dev[g.vertex(s2, rr)] == unplaced) cand.push_back(g.vertex(s2, rr));
-    }
-    if (unstarted != unplaced)
-      for (std::size_t s2 = 0; s2 < S; ++s2) cand.push_back(g.vertex(s2, unstarted));
-    for (std::size_t k = 0; k < K; ++k) {
-      const std::size_t f = ox[k];
-      if (st.is_used(f)) continue;
-      bool alive = false;
-      double least = std::numeric_limits<double>::infinity();
-      for (std::size_t ci = 0; ci < cand.size() && !alive; ++ci) {
-        const std::size_t u = cand[ci];
-        const double b = table(u, f);
-        const double y = b > st.t ? b : std::max(b, p2p_free_bound(st, g, L, u, f));
-        if (y <= st.t) alive = true;
-        else least = std::min(least, y);
-      }
-      if (alive) continue;
-      ++dead;
-      dead_value = std::min(dead_value, least);
-      if (dead > spare) {
-        st.pruned_by(dead_value);
-        return false;
-      }
-    }
-    return true;
   }
+  std::size_t free = 0, unplaced_left = 0;
+  for (std::size_t w = 0; w < W; ++w) free += static_cast<std::size_t>(std::popcount(~st.used[w]));
+  free -= W * 64 - D;
+  for (std::size_t k = 0; k < st.left.size(); ++k) unplaced_left += st.left[k];
+  if (unplaced_left == 0) return true;
+  const std::size_t spare = free > unplaced_left ? free - unplaced_left : 0;
+  std::size_t max_deg = 0;
+  for (std::size_t s2 = 0; s2 < S; ++s2) max_deg = std::max(max_deg, g.neighbours(s2).size());
+  const auto ox = L.out_sorted_devices(d);
+  const std::size_t K = std::min<std::size_t>({ox.size(), 2 * max_deg + 2, 8});
+  std::size_t dead = 0;
+  double dead_value = std::numeric_limits<double>::infinity();
+  // The vertices to try on each device: every unplaced vertex of a started copy, and of the
+  // copies not started (all alike: nothing of theirs is placed) the first one's. O(V) once.
+  auto& cand = st.free_cands;
+  cand.clear();
+  std::size_t unstarted = unplaced;
+  for (std::size_t rr = 0; rr < g.replicas(); ++rr) {
+    bool started = false;
+    for (std::size_t s2 = 0; s2 < S && !started; ++s2) started = st.dev[g.vertex(s2, rr)] != unplaced;
+    if (!started) {
+      if (unstarted == unplaced) unstarted = rr;
+      continue;
+    }
+    for (std::size_t s2 = 0; s2 < S; ++s2)
+      if (st.dev[g.vertex(s2, rr)] == unplaced) cand.push_back(g.vertex(s2, rr));
+  }
+  if (unstarted != unplaced)
+    for (std::size_t s2 = 0; s2 < S; ++s2) cand.push_back(g.vertex(s2, unstarted));
+  for (std::size_t k = 0; k < K; ++k) {
+    const std::size_t f = ox[k];
+    if (st.is_used(f)) continue;
+    bool alive = false;
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t ci = 0; ci < cand.size() && !alive; ++ci) {
+      const std::size_t u = cand[ci];
+      const double b = table(u, f);
+      const double y = b > st.t ? b : std::max(b, p2p_free_bound(st, g, L, u, f));
+      if (y <= st.t) alive = true;
+      else least = std::min(least, y);
+    }
+    if (alive) continue;
+    ++dead;
+    dead_value = std::min(dead_value, least);
+    if (dead > spare) {
+      st.pruned_by(dead_value);
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace devplace::detail

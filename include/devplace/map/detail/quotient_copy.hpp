@@ -55,12 +55,7 @@ struct quotient_copy_search::realisation {
     const double T = t * (1 + 1e-9) + 1e-12;
     gl.resize(S + 1);
     glive.resize(S + 1);
-    gl[0].reset(K, 1);
-    {
-      std::vector<std::uint8_t> k0(K, 0);
-      const double v0 = 0;
-      gl[0].insert(k0.data(), &v0);
-    }
+    gl[0].start(K);
     programme_scratch sc(K, S);
     std::vector<std::size_t> in_c;  // the classes c uses
     for (std::size_t x = 0; x < K; ++x)

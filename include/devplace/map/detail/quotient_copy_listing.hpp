@@ -283,6 +283,13 @@ class quotient_copy_search {
       keys.clear(), vals.clear();
       slots.assign(1024, 0);
     }
+    /// The programme's first layer: the one state of no class used (K counts 0, value 0).
+    void start(std::size_t K) {
+      reset(K, 1);
+      const std::vector<std::uint8_t> k0(K, 0);
+      const double v0 = 0;
+      insert(k0.data(), &v0);
+    }
     [[nodiscard]] static std::uint64_t hash(const std::uint8_t* k, std::size_t n) noexcept {
       std::uint64_t h = 0x9E3779B97F4A7C15ull;
       for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
@@ -323,12 +330,7 @@ class quotient_copy_search {
                      std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
     const double inf = std::numeric_limits<double>::infinity();
     layer cur, nxt;
-    cur.reset(K_, 1);
-    {
-      std::vector<std::uint8_t> k0(K_, 0);
-      const double v0 = 0;
-      cur.insert(k0.data(), &v0);
-    }
+    cur.start(K_);
     programme_scratch sc(K_, S_);
     for (std::size_t i = 0; i < S_; ++i) {
       nxt.reset(K_ + frontier_[i].size(), frontier_[i].size() + 1);
