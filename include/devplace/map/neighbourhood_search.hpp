@@ -98,28 +98,25 @@ inline std::vector<std::size_t> block_members(const stage_graph& g, block_kind k
 /// and in `verts` the G' vertex of each of its vertices.
 inline stage_graph block_sub_problem(const stage_graph& g, block_kind kind, const std::vector<std::size_t>& pick,
                                      std::vector<std::size_t>& verts) {
-  const std::size_t S = g.stages(), R = g.replicas(), K = pick.size();
-  std::vector<double> compute(S), params(S);
-  std::vector<std::vector<double>> M(S, std::vector<double>(S, 0.0));
-  for (std::size_t s = 0; s < S; ++s) {
-    compute[s] = g.compute_ms(s), params[s] = g.param_bytes(s);
-    for (std::size_t t = 0; t < S; ++t) M[s][t] = s == t ? 0.0 : g.message_bytes(s, t);
+  const std::size_t S = g.stages(), K = pick.size();
+  // its stages: every stage of g (copies) or the stages picked (rings)
+  std::vector<std::size_t> st(S);
+  for (std::size_t s = 0; s < S; ++s) st[s] = s;
+  if (kind == block_kind::rings) st = pick;
+  std::vector<double> c(st.size()), p(st.size());
+  std::vector<std::vector<double>> m(st.size(), std::vector<double>(st.size(), 0.0));
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    c[i] = g.compute_ms(st[i]), p[i] = g.param_bytes(st[i]);
+    for (std::size_t j = 0; j < st.size(); ++j) m[i][j] = i == j ? 0.0 : g.message_bytes(st[i], st[j]);
   }
   verts.clear();
-  if (kind == block_kind::copies) {
+  if (kind == block_kind::copies)
     for (std::size_t s = 0; s < S; ++s)
       for (std::size_t k = 0; k < K; ++k) verts.push_back(g.vertex(s, pick[k]));
-    return stage_graph(K, compute, params, M);
-  }
-  std::vector<double> c, p;
-  std::vector<std::vector<double>> m(K, std::vector<double>(K, 0.0));
-  for (std::size_t i = 0; i < K; ++i) {
-    c.push_back(compute[pick[i]]), p.push_back(params[pick[i]]);
-    for (std::size_t j = 0; j < K; ++j) m[i][j] = M[pick[i]][pick[j]];
-  }
-  for (auto b : pick)
-    for (auto v : block_members(g, kind, b)) verts.push_back(v);
-  return stage_graph(R, c, p, m);
+  else
+    for (auto b : pick)
+      for (auto v : block_members(g, kind, b)) verts.push_back(v);
+  return stage_graph(kind == block_kind::copies ? K : g.replicas(), c, p, m);
 }
 
 /// Bisects the sub-problem's objective below `freed` (its blocks' time now) until the bounds
