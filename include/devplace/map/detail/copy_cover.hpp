@@ -193,7 +193,6 @@ class copy_cover_search {
   bool enumerate(const C& model, const device_bound_table& table, double t, std::size_t max_embeddings, std::uint64_t node_budget,
                  const std::atomic<bool>* stop, cover_clock::time_point deadline, copy_listing& out, cover_answer& a) const {
     out.t = t;
-    auto& emb = out.dev;
     const auto& g = *g_;
     const auto& L = *L_;
     const std::size_t V = g.vertices(), W = (D_ + 63) / 64;
@@ -210,6 +209,13 @@ class copy_cover_search {
       return c.exact ? static_cast<double>(model.time(g, L, dv, c.vertex)) : static_cast<double>(model.bound(g, L, dv, c.vertex));
     };
     work_counter work{.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
+    auto stopped = [&](bool rows_capped) {  // unfinished, at a limit (rows or steps) or stopped
+      a.nodes = work.count;
+      a.capped = work.capped || rows_capped;
+      a.rows_capped = rows_capped;
+      a.rows = out.time.size();
+      return false;
+    };
     std::size_t i = 0;
     for (;;) {
       const std::size_t v = vertex(i);
@@ -233,12 +239,7 @@ class copy_cover_search {
         if ((used[d / 64] >> (d % 64)) & 1u) continue;
         // quotient: the k-th device this copy takes from a twin class is the class's k-th
         if (quotient_ && twin_prev_[d] != unplaced && !((used[twin_prev_[d] / 64] >> (twin_prev_[d] % 64)) & 1u)) continue;
-        if (!work.step()) {
-          a.nodes = work.count;
-          a.capped = work.capped;
-          a.rows = emb.size() / S_;
-          return false;
-        }
+        if (!work.step()) return stopped(false);
         dev[v] = d;
         double tp = worst[i];  // the largest exact time so far: every vertex is checked exactly once
         if (pc != unplaced) {  // the parent's check first: its failure ends the level
@@ -279,12 +280,7 @@ class copy_cover_search {
         continue;
       }
       // a complete embedding and its time
-      if (!record(dev, used, worst[S_], max_embeddings, index_of_set, out)) {
-        a.nodes = work.count;
-        a.capped = a.rows_capped = true;
-        a.rows = out.time.size();
-        return false;
-      }
+      if (!record(dev, used, worst[S_], max_embeddings, index_of_set, out)) return stopped(true);
     }
     if (!quotient_) keep_fastest_per_device_set(out);
     a.nodes = work.count;
