@@ -43,8 +43,7 @@ TEST_CASE("S equal stages under GPipe: (MB + S - 1)(f + b), bubble (S - 1)/(MB +
 
 TEST_CASE("a transfer across a slow link adds bytes / bandwidth each way") {
   // S = 2, MB = 1: F0, activation, F1, B1, gradient, B0. 50 MB over 5 GB/s = 10 ms each way.
-  Eigen::MatrixXd bw(2, 2);
-  bw << 0, 5, 5, 0;
+  const Eigen::MatrixXd bw{{0.0, 5.0}, {5.0, 0.0}};
   const auto r = simulate(uniform_chain(2, 1, 1.0, 2.0, 50e6), matrix_topology(bw), {.micro_batches = 1});
   CHECK(r.iteration_ms == doctest::Approx(2 * 1.0 + 2 * 2.0 + 2 * 10.0));
   // With latency 100 us on the link: + 0.1 ms each way.

@@ -123,7 +123,7 @@ TEST_CASE("sweep: evaluate_architecture with an evaluation cache equals it witho
   phaze::evaluation_cache cache;
   auto with = o;
   with.workload.cache = &cache;
-  for (std::size_t c = 0; c < 27; ++c) {
+  for (std::size_t c = 0; c < 6; ++c) {
     const auto a = phaze::evaluate_architecture(g, split, configs[c], o);
     const auto b = phaze::evaluate_architecture(g, split, configs[c], with);
     CHECK(a.samples_per_s == b.samples_per_s);
@@ -144,11 +144,11 @@ TEST_CASE("sweep: evaluate_architecture with an evaluation cache equals it witho
     }
   }
   const auto n = cache.counts();
-  // The first 27 configurations are 6 runs of equal cores and arrays (5, 1, 6, 6, 3, 6 global
-  // buffers): every configuration after the first of its run hits, once per HBM size (runs whose
-  // layer graphs come out equal share too).
-  CHECK(n.placement_misses + n.placement_hits == 27 * 3);
-  CHECK(n.placement_misses <= 6 * 3);
+  // The first 6 configurations are 2 runs of equal cores and arrays (5 and 1 global buffers):
+  // every configuration after the first of its run hits, once per HBM size (runs whose layer
+  // graphs come out equal share too). The breadth is in the test above (100 whole lines).
+  CHECK(n.placement_misses + n.placement_hits == 6 * 3);
+  CHECK(n.placement_misses <= 2 * 3);
   CHECK(n.placement_misses >= 3);
   CHECK(n.schedule_hits > 0);
 }
