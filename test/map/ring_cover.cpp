@@ -142,7 +142,7 @@ TEST_CASE("ring cover: the listings by subsets and by paths give the same answer
     const std::size_t R = 3 + rng() % 3, S = std::max<std::size_t>(1, D / R - rng() % 2);
     const auto g = test::ring_stage_graph(rng, S, R);
     const link_costs L(test::random_topology(rng, D, it % 2 ? test::topo_kind::discrete : test::topo_kind::continuous));
-    const detail::ring_cover_search<allreduce_cost> subsets(g, L), paths(g, L, {}, {}, {}, false);
+    const detail::ring_cover_search<allreduce_cost> subsets(g, L), paths(g, L, false);
     REQUIRE(subsets.lists_by_subsets());
     REQUIRE_FALSE(paths.lists_by_subsets());
     detail::ring_listing_cache c1, c2;

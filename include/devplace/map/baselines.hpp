@@ -69,15 +69,18 @@ using device_mapping = std::vector<std::vector<std::size_t>>;
 }
 
 namespace detail {
+/// SplitMix64's finaliser of z + the golden-ratio increment: a well-mixed 64-bit value.
+[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 /// splitmix64: fully specified, so a seed gives the same map on every platform.
 struct map_rng {
   std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return mix64(std::exchange(s, s + 0x9E3779B97F4A7C15ull)); }
   /// Uniform in [0, n) without modulo bias.
   std::size_t below(std::size_t n) {
     const std::uint64_t span = n, limit = ~std::uint64_t{0} - (~std::uint64_t{0} % span);

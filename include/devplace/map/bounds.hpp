@@ -3,22 +3,11 @@
 /// Lower bounds of the mapping objective (seed-parmesan.md §7.5).
 ///
 /// Per-device bound b(v, d): the least time G' vertex v can have on device d, whatever the other
-/// vertices' devices — `model.bound` with v alone placed. For the two models of the paper it is
-/// the "sorting-based approach":
-///   p2p (eq. 10):        c_u(s) + Σ_i M_(i)(s) · w_i(d)       messages descending, links ascending
-///   allreduce (eq. 11):  c_u(s) + 2(R−1)/R · P(s) · w_k(d)    k = min(2, R−1) fastest links out of d
-/// (w_i(d) the i-th smallest ms-per-byte out of d; with latency, the smallest latencies are added
-/// apart, which stays a bound). By the rearrangement inequality this is exactly the minimum over
-/// injective placements of the neighbours on the other devices when there is no latency.
-///
+/// vertices' devices — `model.bound` with v alone placed (eq. 10/11 for the paper's models).
 ///   sorting_lower_bound     = max_v min_d b(v, d)                                 (eq. 10 / 11)
 ///   assignment_lower_bound  = min over injective p of max_v b(v, p(v))            (≥ eq. 10/11)
-/// The second is a bottleneck assignment: the S·R vertices need distinct devices, so the R copies
-/// of a heavy stage cannot all sit on its best device. Both are ≤ the optimum (Prop. 1).
-///
-/// Complexity: the table costs O(S·R·D·deg); the assignment bound a binary search over the
-/// O(V·D) distinct values, each step a capacitated bipartite matching over the groups of vertices
-/// with identical rows (the copies of a stage) — O(log(VD) · V · G·D).
+/// Both are ≤ the optimum (Prop. 1). The sorting-based approach, the bottleneck assignment and
+/// their cost: docs/mapping.md, "Bounds".
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -208,10 +197,9 @@ inline std::optional<bool> groups_fit(const device_bound_table& t,
     for (std::size_t d = 0; d < t.devices; ++d) values.push_back(t(rep, d));
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  std::size_t lo = 0, hi = values.size() - 1;  // values[hi] always fits (every device allowed)
+  std::size_t hi = values.size() - 1;  // values[hi] always fits (every device allowed)
   // the answer is at least the sorting bound: start there
-  const double slb = sorting_lower_bound(t);
-  lo = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), slb) - values.begin());
+  auto lo = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), sorting_lower_bound(t)) - values.begin());
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
     const auto fit = detail::groups_fit(t, groups, values[mid], deadline);

@@ -1,38 +1,12 @@
 #pragma once
 /// \file map/copy_bound.hpp
-/// The copy-component lower bound of the p2p model (issue 16), the p2p analogue of the
-/// ring-component bound (map/ring_bound.hpp).
-///
-/// With equal replica counts G' is R copies of the stage graph, and replica r of stage s pays
-/// M(s, s') · w(p(s_r), p(s'_r)) for every edge e = (s, s') of its copy. At a target t, the
-/// edge e may use the link {a, b} only if, with s on a and s' on b or the other way round,
-///
-///   τ_e(a, b) = min over both orientations of max( b(s, a), b(s', b),
-///                 c'(s)  + M_e · w(a, b) + rest_s(a; b),  c'(s') + M_e · w(b, a) + rest_s'(b; a) ) ≤ t
-///
-/// where c'(s) bounds s's time apart from its sends (c_u, plus the least allreduce term under
-/// the combined model), b(s, d) = c'(s) + eq. 10 without latency, and rest_s(a; b) is eq. 10 of
-/// s's other messages on the links out of a other than the one to b (latency dropped: it only
-/// allows more links). Order the edges by how many links they may use; at level i the pieces
-/// (components of the copy with edges e_1..e_i) each lie in one component of H_i, the union of
-/// the links e_1..e_i may use. The H_i are nested, so their components are laminar; the R
-/// copies' pieces are disjoint; a device holds a vertex only where some stage fits (b ≤ t).
-/// `copy_component_test::holds` checks per level, for every size z of a piece present, three
-/// necessary conditions of that packing (c_j: the usable devices of component j):
-///   count:   R · #pieces of ≥ z stages       ≤ Σ_j ⌊c_j / z⌋
-///   volume:  R · Σ |pieces of ≥ z stages|     ≤ Σ_j g_z(c_j)   (largest sum ≤ c_j of sizes ≥ z present)
-///   stage s: R ≤ Σ_{j: c_j ≥ z_s} min(⌊c_j / z_s⌋, #devices of j where s fits)   (z_s: its piece)
-/// Every mapping with all times ≤ t passes at t, and nothing changes between consecutive values
-/// of the τ_e and b, so the least t that passes is a lower bound: bisection, returning the next
-/// such value above the largest t proved failing (a failing t is infeasible on its own: the
-/// search needs no monotonicity to be sound).
-///
-/// What it sees that the per-device bounds do not: a copy must be embedded on devices joined by
-/// fast links, and the copies compete for the nodes. What it cannot see: that each replica of a
-/// stage with many neighbours needs its own fast neighbourhood (docs/mapping.md).
-/// Complexity: O(E · D² · deg) for the thresholds and O(E · D² log D) to sort them (E copy
-/// edges), at most `max_entries` kept; per test O(Σ_e k_e + E · S · D + E · Z² · D) (k_e links
-/// allowed, Z piece sizes); about 60 tests.
+/// The copy-component lower bound of the p2p model, the p2p analogue of the ring-component
+/// bound (map/ring_bound.hpp). At a target t, edge e = (s, s') of a copy may use link {a, b} only
+/// if its threshold τ_e(a, b) ≤ t; ordering the edges by how many links they may use, the pieces
+/// of the R copies at each level must pack into the components of the links allowed so far
+/// (`copy_component_test::holds`: count, volume and per-stage conditions). The least t that
+/// passes is a lower bound, found by bisection over the event values. The thresholds, the three
+/// conditions, soundness and cost: docs/mapping.md, "Bounds" ("Copy-component bound").
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -23,12 +23,9 @@
 /// a device is busy while it sends (docs/simulator.md, "Steady state"); the allreduce model is the
 /// busy time of one iteration of a single micro-batch (compute, then the blocking allreduce).
 ///
-/// `mapping_cost_model` is what the search needs of a model: the other G' vertices whose devices
-/// a vertex's time reads (this fixes the checking scheme), the exact time once they are all
-/// placed, and a lower bound of the time from a partial mapping (sound extra pruning; with only
-/// the vertex itself placed it is the per-device bound of eq. 10/11). Any type with these members
-/// works; `p2p_cost` and `allreduce_cost` are the two of the paper, `select_cost_model` applies the
-/// paper's automatic choice by the allreduce-to-p2p volume ratio ρ (G13).
+/// `mapping_cost_model` (below) is what the search needs of a model; `p2p_cost` and
+/// `allreduce_cost` are the two of the paper, `combined_cost` both together, and
+/// `select_cost_model` applies the paper's automatic choice by the volume ratio ρ (G13).
 #include <algorithm>
 #include <chrono>
 #include <concepts>

@@ -76,16 +76,14 @@ class link_costs {
     link_costs s;
     s.D_ = n;
     s.w_.assign(n * n, 0.0);
+    s.lat_.assign(has_latency_ ? n * n : 0, 0.0);
     for (std::size_t a = 0; a < n; ++a)
-      for (std::size_t b = 0; b < n; ++b)
-        if (a != b) s.w_[a * n + b] = w_[devices[a] * D_ + devices[b]];
-    if (has_latency_) {
-      s.lat_.assign(n * n, 0.0);
-      for (std::size_t a = 0; a < n; ++a)
-        for (std::size_t b = 0; b < n; ++b)
-          if (a != b && (s.lat_[a * n + b] = lat_[devices[a] * D_ + devices[b]]) > 0) s.has_latency_ = true;
-      if (!s.has_latency_) s.lat_.clear();
-    }
+      for (std::size_t b = 0; b < n; ++b) {
+        if (a == b) continue;
+        s.w_[a * n + b] = w_[devices[a] * D_ + devices[b]];
+        if (has_latency_ && (s.lat_[a * n + b] = lat_[devices[a] * D_ + devices[b]]) > 0) s.has_latency_ = true;
+      }
+    if (!s.has_latency_) s.lat_.clear();
     s.sort_links();
     return s;
   }
@@ -159,22 +157,20 @@ class link_costs {
     out_l_.assign(latency_rows * k, 0.0);
     in_l_.assign(has_latency_ ? in_rows * k : 0, 0.0);
     std::vector<std::pair<double, std::uint32_t>> links(k);
-    auto sorted_row = [&](std::size_t a, bool out, std::vector<double>& w, std::vector<std::uint32_t>& x) {
+    // device a's links out (or in) by (ms per byte, id), and their latencies ascending
+    auto sorted_row = [&](std::size_t a, bool out, std::vector<double>& w, std::vector<std::uint32_t>& x, std::vector<double>& l) {
       std::size_t i = 0;
       for (std::size_t y = 0; y < D_; ++y)
         if (y != a) links[i++] = {out ? w_[a * D_ + y] : w_[y * D_ + a], static_cast<std::uint32_t>(y)};
       std::sort(links.begin(), links.end());
       for (i = 0; i < k; ++i) w[a * k + i] = links[i].first, x[a * k + i] = links[i].second;
+      if (!has_latency_) return;
+      for (i = 0; i < k; ++i) l[a * k + i] = out ? lat_[a * D_ + x[a * k + i]] : lat_[x[a * k + i] * D_ + a];
+      std::sort(l.begin() + static_cast<std::ptrdiff_t>(a * k), l.begin() + static_cast<std::ptrdiff_t>(a * k + k));
     };
     for (std::size_t a = 0; a < D_; ++a) {
-      sorted_row(a, true, out_w_, out_x_);
-      if (!symmetric_) sorted_row(a, false, in_w_, in_x_);
-      if (!has_latency_) continue;
-      for (std::size_t i = 0; i < k; ++i) out_l_[a * k + i] = lat_[a * D_ + out_x_[a * k + i]];
-      std::sort(out_l_.begin() + static_cast<std::ptrdiff_t>(a * k), out_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
-      if (symmetric_) continue;
-      for (std::size_t i = 0; i < k; ++i) in_l_[a * k + i] = lat_[in_x_[a * k + i] * D_ + a];
-      std::sort(in_l_.begin() + static_cast<std::ptrdiff_t>(a * k), in_l_.begin() + static_cast<std::ptrdiff_t>(a * k + k));
+      sorted_row(a, true, out_w_, out_x_, out_l_);
+      if (!symmetric_) sorted_row(a, false, in_w_, in_x_, in_l_);
     }
   }
 

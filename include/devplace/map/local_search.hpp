@@ -7,20 +7,10 @@
 ///   auto r = improve_mapping(g, L, combined_cost{.micro_batches = 4}, cs_map(g), {.timeout_s = 0.1});
 ///   // r.device_of: never worse than the input; r.local_optimum: no single move or swap improves
 ///
-/// Neighbourhood: moving one G' vertex to a free device, and swapping the devices of two vertices
-/// (both keep the mapping injective and the replica counts). A change is accepted when it lowers
-/// the key (objective, number of vertices whose time equals the objective) lexicographically, so
-/// the key strictly decreases and the search terminates. First improvement; the scan resumes
-/// after the last accepted change, and a whole round without one is a local optimum.
-///
-/// Which changes can improve: a change alters only the times of the vertices that read a moved
-/// vertex's device (the vertex and those listing it in `dependencies`); to lower the key it must
-/// lower the time of a vertex at the objective, so one of the moved vertices is such a vertex or
-/// one of its dependencies. Only those are scanned as the first vertex (any vertex or free device
-/// as the second): the local optimum reported is exact for the whole neighbourhood.
-/// Incremental evaluation: only the affected vertices' times are recomputed, those at the
-/// objective first, and a change is rejected as soon as one time exceeds the objective or the
-/// vertices known to stay at it are as many as before.
+/// Neighbourhood: moving one G' vertex to a free device, and swapping the devices of two vertices;
+/// a change is accepted when it lowers (objective, vertices at the objective) lexicographically,
+/// first improvement. Which changes are scanned, why the local optimum reported is exact for the
+/// whole neighbourhood, and the incremental evaluation: docs/mapping.md, "Local search".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -103,10 +93,8 @@ class local_search {
       // The first vertex of a change: a vertex at the objective or one of its dependencies.
       cand.clear();
       std::fill(mark.begin(), mark.end(), 0);
-      for (std::size_t m = 0; m < V_; ++m) {
-        if (t_[m] != M_) continue;
-        if (!mark[m]) mark[m] = 1, cand.push_back(m);
-      }
+      for (std::size_t m = 0; m < V_; ++m)
+        if (t_[m] == M_) mark[m] = 1, cand.push_back(m);
       const std::size_t maxima = cand.size();
       for (std::size_t i = 0; i < maxima; ++i)
         for (auto u : deps_[cand[i]])

@@ -6,50 +6,14 @@
 ///
 ///   map_devices(g, topology, {.cost = cost_choice::automatic, .threads = 2, .timeout_s = 10})
 ///
-/// Inner search (`mapping_search::search(t)`), per target t:
-///   * a fixed mapping order of the S·R stage replicas: replica-major with a BFS over the stage
-///     graph from its most constrained stage under p2p; stage-major, most constrained stage first,
-///     replicas in ring order under allreduce; greedy by placed dependencies for other models;
-///   * the checking scheme: each vertex is checked once, exactly, when the last vertex its time
-///     depends on is placed; a violation (> t) prunes the subtree;
-///   * sound extra pruning (`extra_pruning`, on by default): partial sums are lower bounds
-///     (`model.bound`), devices whose per-device bound b(v, d) exceeds t are never tried, and a
-///     counting (Hall) check over the groups of vertices with equal device sets prunes when the
-///     free devices cannot host the vertices still to place; under p2p (`free_link_pruning`) the
-///     placed vertices of the current copy are bounded with their open neighbours on free devices
-///     only, and free devices near the last placement that no unplaced vertex can take within t
-///     ("dead") prune once they outnumber the spare devices;
-///   * value ordering: candidates by their resulting time, fastest first;
-///   * symmetry breaking (`symmetry_breaking`, on by default), as lex-leader constraints over the
-///     mapping order: replica copies ordered by the device of their first vertex (p2p); each ring
-///     starts at its smallest device, reflected rings pruned on symmetric topologies, rings of
-///     identical stages ordered (allreduce); of two twin devices the smaller is used first; the
-///     first vertex only on the smallest device of its automorphism orbit, the second on the
-///     smallest of its orbit under the stabiliser of the first.
-/// A failed complete search returns the smallest value that pruned it, a proved lower bound > t
-/// (every mapping is pruned on its path by a value ≤ its objective): the bracket jumps to it.
-/// Target oracles (`oracles`, map/oracle.hpp: the covers of docs/mapping-oracles.md) answer
-/// targets before and between the depth-first runs where their model form and topology allow: a
-/// mapping, or a refutation with a proved next bound that the bracket jumps to the same way.
-///
-/// Outer search: t_l = the bottleneck-assignment bound (≥ eq. 10/11), t_r = the best of the CS,
-/// p2p and seeded random maps (and `warm_starts`; `cost_choice::combined` warm-starts from the p2p
-/// and allreduce optima, a quarter of the time limit each, with the ring-closure tables built
-/// once for both allreduce-type searches and no local search inside them), improved by local
-/// search (`local_search`, moves and swaps: map/local_search.hpp) within a quarter of the limit,
-/// which is kept as the incumbent (the printed Algorithm 1 loses its mapping when the last search
-/// fails, and returns nothing when the initial map is optimal). When the time limit ends the run
-/// unproved, the incumbent is polished again in the last sixteenth of the limit, kept back for it;
-/// where the model's blocks are independent (p2p copies, allreduce rings) the large-neighbourhood
-/// search (`neighbourhood_search`, map/neighbourhood_search.hpp) first re-maps a few blocks at a
-/// time exactly, in the three sixteenths before (the exact search then stops at 3/4 of the limit).
-/// Workers search targets that split the largest gap of the bracket (in the second half of a
-/// time limit, with 2+ workers, one searches just below the incumbent instead); a success sets
-/// t_r to the found objective and cancels the workers whose target is no longer inside the
-/// bracket; a complete failure raises t_l. Optimal (within ε = max(epsilon_abs, epsilon·t_r)) is reported
-/// only when t_r − t_l ≤ ε has been proved. A per-target timeout (the paper's heuristic) makes
-/// the search move above that target without proof; the result is then `feasible`, not optimal.
-/// The whole run stops at `timeout_s` with status `time_limit` and the best mapping found.
+/// The inner search (`mapping_search`, map/mapping_search.hpp: mapping order, checking scheme,
+/// sound extra pruning, value ordering, symmetry breaking, target oracles) and the outer one (the
+/// bracket [t_l, t_r] from the bottleneck-assignment bound and the baselines and warm starts,
+/// parallel, descent and probe targets, local and large-neighbourhood search of the incumbent,
+/// the shares of the time limit) are described in docs/mapping.md, "The mapper". Optimal (within
+/// ε = max(epsilon_abs, epsilon·t_r)) is reported only when t_r − t_l ≤ ε has been proved; a
+/// per-target timeout makes the result `feasible`, not optimal; `timeout_s` stops the whole run
+/// with status `time_limit` and the best mapping found.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -102,8 +66,17 @@ class bracket_search {
   }
 
   mapping_result run() {
-    // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs.
-    initial_bracket();
+    // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs. The
+    // best of the CS, p2p and random maps (and the warm starts) is the incumbent t_r0.
+    auto offer = [&](std::vector<std::size_t> dev, std::string name) {
+      const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
+      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::move(name);
+      starts_.emplace_back(x, std::move(dev));
+    };
+    for (auto b : {baseline::cs, baseline::p2p, baseline::random})
+      offer(flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed)), std::string(to_string(b)));
+    for (const auto& dev : o_.warm_starts) offer(dev, "warm start");
+    res_.initial_upper_bound_ms = t_r_;
     // Local search on the best of them, within a bounded share of the limit; a share is kept
     // back at the end to polish the incumbent when the time limit stops the exact search.
     const auto limit = deadline_ == clock::time_point::max() ? clock::duration::max() : deadline_ - t0_;
@@ -114,8 +87,11 @@ class bracket_search {
     if (lns) deadline_ = t0_ + limit - limit / 4;
     if (lns) exact_end_ = o_.local_search ? t0_ + limit - limit / 16 : end;
     if (limit != clock::duration::max() && threads_ >= 2) descent_at_ = t0_ + limit / 2;
-    if (o_.local_search)
-      polish_starts(limit == clock::duration::max() ? clock::time_point::max() : std::min(deadline_, t0_ + limit / 4));
+    if (o_.local_search) {  // from every baseline and warm start, the best first, within a quarter
+      const auto until = limit == clock::duration::max() ? clock::time_point::max() : std::min(deadline_, t0_ + limit / 4);
+      std::stable_sort(starts_.begin(), starts_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& s : starts_) polish(s.second, until);
+    }
     search_.emplace(g_, L_, model_, o_, deadline_);
     t_l_ = search_->initial_lower_bound();  // 0 when the set-up stopped before the bound table was complete
     res_.initial_lower_bound_ms = t_l_;
@@ -152,11 +128,8 @@ class bracket_search {
     std::exception_ptr error;  ///< what the search threw, if anything
   };
 
-  /// Proved optimal: several targets may have found optimal mappings, and which one came first
-  /// depends on the threads' timing. The mapping returned is the one a search at t_r + ε finds
-  /// having forgotten the earlier targets (mapping_search::forget), within `settle_nodes` nodes
-  /// and the time limit: a function of the input alone. Its objective is ≤ t_r + ε, so the proof
-  /// stands; when the search does not find one in time, the first mapping found stays.
+  /// Proved optimal: the mapping of one more search at t_r + ε, the earlier targets forgotten, a
+  /// function of the input alone (docs/mapping.md, "Determinism").
   void settle() {
     search_->forget();
     auto r = search_->search(t_r_ + eps(), nullptr, deadline_, false, o_.settle_nodes);
@@ -164,27 +137,6 @@ class bracket_search {
     if (!r.found) return;
     best_ = std::move(r.dev);
     res_.settled = true;
-  }
-
-  /// The best of the CS, p2p and random maps (and the warm starts) as the incumbent t_r0.
-  void initial_bracket() {
-    auto offer = [&](std::vector<std::size_t> dev, std::string name) {
-      const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
-      if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::move(name);
-      starts_.emplace_back(x, std::move(dev));
-    };
-    for (auto b : {baseline::cs, baseline::p2p, baseline::random})
-      offer(flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed)), std::string(to_string(b)));
-    for (const auto& dev : o_.warm_starts) offer(dev, "warm start");
-    res_.initial_upper_bound_ms = t_r_;
-  }
-
-  /// Local search from every baseline and warm start, the best first, until `until` (each one
-  /// is cheap on small inputs; on large ones the first takes the whole share).
-  void polish_starts(clock::time_point until) {
-    std::stable_sort(starts_.begin(), starts_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& s : starts_) polish(s.second, until);
-    starts_.clear();
   }
 
   /// Local search (map/local_search.hpp) from `dev` until `until`; its result becomes the
@@ -217,21 +169,17 @@ class bracket_search {
 
   [[nodiscard]] double eps() const { return std::max(o_.epsilon_abs, o_.epsilon * std::abs(t_r_)); }
 
-  /// The end of the exact search: the large-neighbourhood search's quarter of the limit is left
-  /// to it while the bracket is wider than 1 % of the incumbent; a narrower bracket keeps the
-  /// exact search until the final polish (the neighbourhood search improves incumbents far from
-  /// the bound, and a bracket within 1 % is most often closed by one or two more targets).
+  /// The end of the exact search: before the large-neighbourhood search's share while the bracket
+  /// is wider than 1 % of the incumbent, else the final polish (docs/mapping.md,
+  /// "Large-neighbourhood search").
   [[nodiscard]] clock::time_point exact_deadline() const {
     const bool narrow = std::isfinite(t_r_) && t_r_ - std::max(t_l_, heuristic_lower_) <= 0.01 * std::abs(t_r_);
     return narrow ? std::max(deadline_, exact_end_) : deadline_;
   }
 
-  /// In the second half of a time limit, with two or more workers and none searching the top
-  /// quarter of the bracket, a target just below the incumbent (1/16 of the bracket): a descent
-  /// that finds a better mapping soon when the targets in the middle are hard, and closes the
-  /// bracket when the incumbent is optimal. Else, with two or more workers once the bracket is
-  /// narrow, the probe just above its lower end (`mapper_options::probe_gap`); else the middle of the largest gap between the
-  /// bracket's ends and the targets being searched; -1 when no gap is wider than ε.
+  /// The descent target just below the incumbent, else the probe just above the lower end, else
+  /// the middle of the largest gap between the bracket's ends and the targets being searched
+  /// (docs/mapping.md, "Algorithm 1"); -1 when no gap is wider than ε.
   [[nodiscard]] double next_target(bool* is_probe = nullptr) const {
     if (is_probe) *is_probe = false;
     const double lo = std::max(t_l_, heuristic_lower_);

@@ -82,7 +82,7 @@ class mapping_search {
   /// Searches for a mapping whose every stage time is ≤ `target`. Stops (completed = false) when
   /// `*stop` becomes true or at `deadline`, and at once when the set-up is not `ready()`. `probe`:
   /// the target is the mapper's probe just above the lower end (`mapper_options::probe_gap`),
-  /// where the cover turns list with 32 times their budget (copy_cover_turns::take).
+  /// where the cover turns list with 32 times their budget (map/detail/cover_oracles.hpp).
   /// `node_limit` (0: none) stops it, unanswered, once the runs and cover turns so far have
   /// explored that many nodes (checked between them, so a run may overshoot it by its own budget).
   ///
@@ -105,11 +105,9 @@ class mapping_search {
     search_state st;
     st.t = target;
     init_allowed_devices(st);
-    // Restarts that alternate two value orders with doubling node budgets: each run is a complete
-    // depth-first search, so the first one that finishes (a mapping, or the whole tree pruned)
-    // answers; the wasted work of the abandoned runs is bounded by the geometric budgets.
-    // From the second cycle on, a third run per cycle perturbs the value order at random (seeded
-    // by the round: deterministic), which breaks the heavy tails of a fixed order.
+    // Complete depth-first runs cycling through three value orders (by time, Warnsdorff's,
+    // randomised by the round) under doubling node budgets: the first run that finishes answers
+    // (docs/mapping.md, "Value ordering").
     std::uint64_t budget = 4096;
     // The interleaved oracles take turns with the runs from the third on (easy targets stay with
     // the first two short runs); the after-short-runs ones are asked once, before the third.
@@ -176,24 +174,16 @@ class mapping_search {
       r.erase(std::unique(r.begin(), r.end()), r.end());
     }
     if (expired()) return false;
-    pressure_.resize(V_);
-    for (std::size_t v = 0; v < V_; ++v) {
-      double m = std::numeric_limits<double>::infinity();
-      for (std::size_t d = 0; d < D_; ++d) m = std::min(m, table_(v, d));
-      pressure_[v] = m;
-    }
+    pressure_.assign(V_, std::numeric_limits<double>::infinity());  // min_d b(v, d)
+    for (std::size_t v = 0; v < V_; ++v)
+      for (std::size_t d = 0; d < D_; ++d) pressure_[v] = std::min(pressure_[v], table_(v, d));
     if (!make_order()) return false;
     make_checking_scheme();
     if (expired()) return false;
-    if (!make_oracles()) return false;
+    // the oracles of `opt_.oracles` that apply (the copy cover's twin classes into `twins_`)
+    if (!detail::make_portfolio(oracles_, opt_, g, L, model_, table_, deps_, twins_, setup_deadline_)) return false;
     if (expired()) return false;
     return make_symmetry();
-  }
-
-  /// The portfolio: the oracles of `opt_.oracles` that apply (detail::make_portfolio); false
-  /// once the set-up deadline passed.
-  bool make_oracles() {
-    return detail::make_portfolio(oracles_, opt_, *g_, *L_, model_, table_, deps_, twins_, setup_deadline_);
   }
 
   bool make_order() {
@@ -202,7 +192,7 @@ class mapping_search {
     order_.clear();
     std::vector<double> stage_pressure(S);
     for (std::size_t s = 0; s < S; ++s) stage_pressure[s] = pressure_[g.vertex(s, 0)];
-    if (sym_ == replica_symmetry::copies || (sym_ == replica_symmetry::none && is_p2p())) {
+    if (sym_ == replica_symmetry::copies || (sym_ == replica_symmetry::none && cost_model_form_v<C> == model_form::copies)) {
       // replica-major, BFS over the stage graph from the most constrained stage
       const auto seq = g.breadth_first_stages(stage_pressure);
       for (std::size_t r = 0; r < R; ++r)
@@ -239,8 +229,6 @@ class mapping_search {
     for (std::size_t i = 0; i < V_; ++i) pos_[order_[i]] = i;
     return true;
   }
-
-  [[nodiscard]] bool is_p2p() const noexcept { return cost_model_form_v<C> == model_form::copies; }
 
   void make_checking_scheme() {
     const auto& g = *g_;
@@ -373,23 +361,10 @@ class mapping_search {
     detail::group_allowed_devices(st, V_, W_);
   }
 
-  /// The time (or, before its dependencies are placed, the bound) of the vertex at level i.
-  [[nodiscard]] double own_value(const search_state& st, std::size_t i, std::size_t v) const {
+  /// The time of vertex v when `exact`, else its bound (before its dependencies are placed).
+  [[nodiscard]] double value(const search_state& st, std::size_t v, bool exact) const {
     const std::span<const std::size_t> dv(st.dev);
-    return own_exact_[i] ? static_cast<double>(model_.time(*g_, *L_, dv, v))
-                         : static_cast<double>(model_.bound(*g_, *L_, dv, v));
-  }
-
-  /// The first device symmetry breaking still allows at level i, and the orbit filter, if any.
-  [[nodiscard]] std::size_t smallest_allowed_device(const search_state& st, std::size_t i) const {
-    std::size_t min_dev = 0;
-    for (auto j : lex_after_[i]) min_dev = std::max(min_dev, st.dev[order_[j]] + 1);
-    return min_dev;
-  }
-  [[nodiscard]] const std::vector<std::size_t>* orbit_filter(const search_state& st, std::size_t i) const {
-    if (i == 0 && !orbit0_.empty()) return &orbit0_;
-    if (i == 1 && !orbit1_[st.dev[order_[0]]].empty()) return &orbit1_[st.dev[order_[0]]];
-    return nullptr;
+    return exact ? static_cast<double>(model_.time(*g_, *L_, dv, v)) : static_cast<double>(model_.bound(*g_, *L_, dv, v));
   }
 
   /// The candidate devices of level i, sorted by the resulting own time.
@@ -398,8 +373,12 @@ class mapping_search {
     c.clear();
     st.next[i] = 0;
     const std::size_t v = order_[i];
-    const std::size_t min_dev = smallest_allowed_device(st, i);
-    const std::vector<std::size_t>* orbit = orbit_filter(st, i);
+    // the first device symmetry breaking still allows, and the orbit filter, if any
+    std::size_t min_dev = 0;
+    for (auto j : lex_after_[i]) min_dev = std::max(min_dev, st.dev[order_[j]] + 1);
+    const std::vector<std::size_t>* orbit = i == 0 && !orbit0_.empty()                        ? &orbit0_
+                                            : i == 1 && !orbit1_[st.dev[order_[0]]].empty() ? &orbit1_[st.dev[order_[0]]]
+                                                                                            : nullptr;
     const std::uint64_t* a = &st.allowed[v * W_];
     bool excluded = false;
     for (std::size_t w = 0; w < W_; ++w) {
@@ -411,7 +390,7 @@ class mapping_search {
         if (twin_prev_[d] != unplaced && !st.is_used(twin_prev_[d])) continue;
         if (orbit && (*orbit)[d] != d) continue;
         st.dev[v] = d;
-        const double x = own_value(st, i, v);
+        const double x = value(st, v, own_exact_[i]);
         st.dev[v] = unplaced;
         if (x > st.t && (opt_.extra_pruning || own_exact_[i])) {
           st.pruned_by(x);
@@ -435,14 +414,13 @@ class mapping_search {
   /// Places vertex v of level i on d (its own value x) and checks every vertex the checking
   /// scheme checks there; on success `tp` is the new partial objective. Undoes it on failure.
   [[nodiscard]] bool try_place(search_state& st, std::size_t i, std::size_t v, std::size_t d, double x, double& tp) const {
-    const std::span<const std::size_t> dv(st.dev);
     st.occupy(v, d, st.group[v]);
     tp = st.tp[i];
     if (own_exact_[i]) tp = std::max(tp, x);
     // the vertices whose times become exact here, then (extra pruning) the bounds of the others
     auto within = [&](const std::vector<std::size_t>& us, bool exact) {
       for (auto u : us) {
-        const double y = exact ? static_cast<double>(model_.time(*g_, *L_, dv, u)) : static_cast<double>(model_.bound(*g_, *L_, dv, u));
+        const double y = value(st, u, exact);
         if (y > st.t) {
           st.pruned_by(y);
           return false;

@@ -6,30 +6,21 @@
 ///   auto r = improve_by_blocks(g, L, p2p_cost{}, flatten(g, m), {.blocks = 3, .deadline = until});
 ///   // r.dev: never worse than the input (objective, then blocks at the objective)
 ///
-/// Blocks (`block_kind`): under a model whose every dependency stays inside its replica copy and
-/// that declares copy symmetry (p2p, equal replica counts) a block is one replica copy (its S
-/// stages); under a model whose every dependency stays inside its stage (allreduce, equal replica
-/// counts) a block is one stage's ring (its R replicas). A block's times then depend on its own
-/// devices only, so freeing K blocks leaves the others' times unchanged.
-///
-/// Step: the block with the largest time and K − 1 others drawn at random (seeded) are freed; the
-/// sub-problem (K copies of the S stages, or the K stages with R replicas, on the K·S or K·R
-/// devices they held; `link_costs::subset`) is solved by the exact search of the mapper
-/// (`mapping_search`, one thread, `step_timeout_s`): a target just below the freed blocks' largest
-/// time first, then bisection towards the sub-problem's lower bound while time is left. A found
-/// sub-mapping replaces the freed blocks when the full evaluation confirms that it lowers their
-/// largest time: the largest block times decrease lexicographically, so the objective never rises.
-/// A sub-problem closed (proved) within a quarter of its time makes the next one a block larger; one
-/// that runs out of time makes it a block smaller again (never below `blocks`). The search stops
-/// at the deadline or the stop flag, or after `max_failures` steps in a row without a change and
-/// without growth.
-/// Cost per step: the sub-problem's set-up (O(n² log n) link tables for n freed devices, its bound
-/// tables and symmetries) and its searches, within `step_timeout_s`.
+/// Blocks (`block_kind`): one replica copy under a model whose every dependency stays inside its
+/// copy and that declares copy symmetry (p2p, equal replica counts), one stage's ring under a model
+/// whose every dependency stays inside its stage (allreduce, equal replica counts); a block's
+/// times depend on its own devices only. Each step frees the slowest block and K − 1 others drawn
+/// at random (seeded), solves that sub-problem exactly on the devices they held (`mapping_search`,
+/// one thread, `step_timeout_s`, bisecting below the freed blocks' largest time) and accepts a
+/// sub-mapping that lowers that time, so the objective never rises; closed sub-problems grow the
+/// next one by a block. The steps, the stopping rule and cost: docs/mapping.md,
+/// "Large-neighbourhood search".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -84,25 +75,17 @@ template <mapping_cost_model C>
 
 namespace detail {
 
-/// The G' vertices of block b, in sub-problem order (stage-major, as vertex s·R' + r').
-inline std::vector<std::size_t> block_members(const stage_graph& g, block_kind kind, std::size_t b) {
-  std::vector<std::size_t> m;
-  if (kind == block_kind::copies)
-    for (std::size_t s = 0; s < g.stages(); ++s) m.push_back(g.vertex(s, b));
-  else
-    for (std::size_t r = 0; r < g.replicas(); ++r) m.push_back(g.vertex(b, r));
-  return m;
-}
-
 /// The stage graph of the blocks `pick` (K copies of g, or g's stages `pick` on every replica),
 /// and in `verts` the G' vertex of each of its vertices.
 inline stage_graph block_sub_problem(const stage_graph& g, block_kind kind, const std::vector<std::size_t>& pick,
                                      std::vector<std::size_t>& verts) {
-  const std::size_t S = g.stages(), K = pick.size();
-  // its stages: every stage of g (copies) or the stages picked (rings)
-  std::vector<std::size_t> st(S);
-  for (std::size_t s = 0; s < S; ++s) st[s] = s;
-  if (kind == block_kind::rings) st = pick;
+  const bool copies = kind == block_kind::copies;
+  const std::size_t R = copies ? pick.size() : g.replicas();
+  // its stages: every stage of g (copies) or the stages picked (rings); its replica r: copy
+  // pick[r] (copies) or replica r (rings)
+  std::vector<std::size_t> st(copies ? g.stages() : 0);
+  std::iota(st.begin(), st.end(), std::size_t{0});
+  if (!copies) st = pick;
   std::vector<double> c(st.size()), p(st.size());
   std::vector<std::vector<double>> m(st.size(), std::vector<double>(st.size(), 0.0));
   for (std::size_t i = 0; i < st.size(); ++i) {
@@ -110,13 +93,9 @@ inline stage_graph block_sub_problem(const stage_graph& g, block_kind kind, cons
     for (std::size_t j = 0; j < st.size(); ++j) m[i][j] = i == j ? 0.0 : g.message_bytes(st[i], st[j]);
   }
   verts.clear();
-  if (kind == block_kind::copies)
-    for (std::size_t s = 0; s < S; ++s)
-      for (std::size_t k = 0; k < K; ++k) verts.push_back(g.vertex(s, pick[k]));
-  else
-    for (auto b : pick)
-      for (auto v : block_members(g, kind, b)) verts.push_back(v);
-  return stage_graph(kind == block_kind::copies ? K : g.replicas(), c, p, m);
+  for (const auto s : st)
+    for (std::size_t r = 0; r < R; ++r) verts.push_back(g.vertex(s, copies ? pick[r] : r));
+  return stage_graph(R, c, p, m);
 }
 
 /// Bisects the sub-problem's objective below `freed` (its blocks' time now) until the bounds
@@ -200,9 +179,8 @@ template <mapping_cost_model C>
         auto next = res.dev;
         for (std::size_t i = 0; i < verts.size(); ++i) next[verts[i]] = devs[best[i]];
         auto ne = evaluate_flat(g, L, model, std::span<const std::size_t>(next));
-        double now = 0;
-        for (auto b : pick)
-          for (auto v : detail::block_members(g, kind, b)) now = std::max(now, ne.vertex_time_ms[v]);
+        double now = 0;  // the freed blocks' largest time
+        for (auto v : verts) now = std::max(now, ne.vertex_time_ms[v]);
         if (now < freed) {
           res.dev = std::move(next), e = std::move(ne), changed = true;
           ++res.accepted;

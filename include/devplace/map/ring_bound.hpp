@@ -1,30 +1,12 @@
 #pragma once
 /// \file map/ring_bound.hpp
-/// The ring-component lower bound of the allreduce model (issue 16).
-///
-/// Under `allreduce_cost` stage s costs c(s) + max over its ring's links of T(a, b, x_s), where
-/// x_s = `allreduce_bytes(s)`. At a target t, the links a ring of s may use are those with
-/// c(s) + x_s · w(a, b) ≤ t (w: ms per byte; the latency term is dropped, which only adds links),
-/// so the R_s devices of the ring lie in one connected component of that link graph G_s(t), and
-/// when every ring has R ≥ 3 devices, in one biconnected component (block) of it: the ring's
-/// links are a cycle, and a cycle lies in one block (a device whose removal disconnects the graph,
-/// a cut vertex, is never passed by a ring from one side to the other). The graphs of all stages
-/// are prefixes of one list of links sorted by min(w(a, b), w(b, a)); a component (a block) of a
-/// graph lies in one component (block) of every larger graph, since paths (cycles) persist, so
-/// they form a tree: a mapping at t assigns every stage to a component (block) of its own graph,
-/// and the rings inside one are disjoint sets of its devices. `ring_component_lower_bound` decides that necessary condition
-/// by a max flow over the tree (stage → component → ... → all devices; a component of n
-/// devices holds ⌊n / R⌋ rings when all stages have R replicas, n devices otherwise) and searches
-/// the smallest t at which it holds: the next value above the largest t proved infeasible at
-/// which some stage's graph gains a link. Every mapping at its own objective satisfies the
-/// condition, and the condition is monotone in t, so the result never exceeds the optimum.
-///
-/// What it sees that the per-device bounds (eq. 11, `assignment_lower_bound`) do not: a ring
-/// larger than a node must cross the slow links between nodes, rings compete for the nodes, and
-/// a node of one device between two others splits the rings of the line of nodes around it
-/// (random_blk_2). Complexity: O(D² log D) to sort the links, then per test O(S · (D² + D)) for the
-/// prefixes and the blocks (Hopcroft–Tarjan, iterative) plus a max flow over O(S · D) edges;
-/// about 60 tests.
+/// The ring-component lower bound of the allreduce model. At a target t a ring of stage s may only
+/// use links with c(s) + x_s · w(a, b) ≤ t, so its devices lie in one component (rings of R ≥ 3:
+/// one block) of that link graph; the graphs of all stages are nested, their components form a
+/// tree, and `ring_component_test::holds` checks by a max flow over it that every stage gets a
+/// component with room. The least t at which it holds is a lower bound, found by bisection over
+/// the event values. Soundness, what it sees and cost: docs/mapping.md, "Bounds"
+/// ("Ring-component bound").
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -76,16 +76,14 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
     std::uint64_t h = 1469598103934665603ull;
     for (double x : sig) h = (h ^ std::bit_cast<std::uint64_t>(x + 0.0)) * 1099511628211ull;
     auto it = std::lower_bound(classes.begin(), classes.end(), h, [](const known& k, std::uint64_t v) { return k.hash < v; });
-    bool found = false;
-    for (auto j = it; j != classes.end() && j->hash == h; ++j) {
+    auto j = it;  // the class of an equal signature among those of hash h, if any
+    for (; j != classes.end() && j->hash == h; ++j) {
       if (j->signature.empty()) j->signature = detail::device_signature(L, j->rep);
-      if (j->signature == sig) {
-        cls[a] = j->id;
-        found = true;
-        break;
-      }
+      if (j->signature == sig) break;
     }
-    if (!found) {
+    if (j != classes.end() && j->hash == h) {
+      cls[a] = j->id;
+    } else {
       cls[a] = next_id++;
       classes.insert(it, known{h, cls[a], a, {}});
     }
@@ -112,15 +110,10 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
   std::vector<std::size_t> class_rep;
   for (std::size_t d = 0; d < D; ++d) {
     if (symmetry_clock::now() >= deadline) break;
-    bool found = false;
-    for (std::size_t k = 0; k < class_rep.size(); ++k)
-      if (twins(class_rep[k], d)) {
-        prev[d] = last_of_class[k];
-        last_of_class[k] = d;
-        found = true;
-        break;
-      }
-    if (!found) class_rep.push_back(d), last_of_class.push_back(d);
+    const auto k = static_cast<std::size_t>(
+        std::find_if(class_rep.begin(), class_rep.end(), [&](std::size_t c) { return twins(c, d); }) - class_rep.begin());
+    if (k < class_rep.size()) prev[d] = std::exchange(last_of_class[k], d);
+    else class_rep.push_back(d), last_of_class.push_back(d);
   }
   return prev;
 }

@@ -1,14 +1,8 @@
 #pragma once
 /// \file map/detail/class_cover.hpp
-/// The cover step of the copy-cover search on the twin-class quotient (map/detail/copy_cover.hpp):
-/// the devices fall into K twin classes of sizes n_1..n_K (map/symmetry.hpp `device_twins`), and a
-/// copy embedding up to twin permutations is its *count vector* c (c_k devices of class k,
-/// Σ c_k = S). R copies fit on the devices exactly when R count vectors, repetition allowed, sum
-/// to at most n_k in every class (to exactly n_k when S·R = D): within a class any devices will do.
-/// `class_cover_packing` searches such a multiset depth-first: the class with remaining capacity
-/// and the fewest count vectors that still fit and use it is covered by each of them in turn (or,
-/// while spare devices remain, one of its devices is left empty), and a hash set remembers the
-/// remaining capacities (with the copies left) from which the search failed. Per node:
+/// The packing of count vectors into class sizes: the cover step of the copy cover on twin
+/// classes (docs/mapping-oracles.md, "Copy cover": the search, its branching and its failure
+/// memo) and of the node-group, quotient copy and quotient ring covers. Per node:
 ///   * the vectors that fit are those of the parent that fit in the classes whose capacity fell:
 ///     near the root a bit set, ANDed with the precomputed sets {e : c_k(e) ≤ v} of those
 ///     classes (O(K · N / 64) per node, user counts by popcount), and a list once fewer than

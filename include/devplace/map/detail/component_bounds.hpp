@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,26 @@ template <class C>
   return static_cast<double>(std::max<std::size_t>(model.micro_batches, 1));
 }
 
+/// Per stage s, the least `value(dev, v)` over the devices d, a replica v of s alone on d (each
+/// replica with unequal counts); nothing once `deadline` has passed.
+template <class Value>
+[[nodiscard]] std::optional<std::vector<double>> least_alone(const stage_graph& g, const link_costs& L,
+                                                             std::chrono::steady_clock::time_point deadline, Value&& value) {
+  std::vector<double> least(g.stages(), std::numeric_limits<double>::infinity());
+  std::vector<std::size_t> dev(g.vertices(), unplaced);
+  for (std::size_t s = 0; s < g.stages(); ++s)
+    for (std::size_t r = 0; r < (g.uniform_replicas() ? 1 : g.replicas(s)); ++r) {
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      const std::size_t v = g.vertex(s, r);
+      for (std::size_t d = 0; d < L.devices(); ++d) {
+        dev[v] = d;
+        least[s] = std::min(least[s], static_cast<double>(value(std::span<const std::size_t>(dev), v)));
+      }
+      dev[v] = unplaced;
+    }
+  return least;
+}
+
 /// `lb` raised to the ring-component bound under `model` (unchanged for models without rings);
 /// stops at `deadline` with the bound reached so far.
 template <mapping_cost_model C>
@@ -47,19 +68,8 @@ template <mapping_cost_model C>
     return ring_component_lower_bound(g, L, lb, deadline);
   } else if constexpr (cost_model_form_v<C> == model_form::copies_and_rings) {
     // Stage s costs at least c(s) + its least p2p sends (one vertex alone, any device) + ring / MB.
-    std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
-    std::vector<std::size_t> dev(g.vertices(), unplaced);
-    for (std::size_t s = 0; s < g.stages(); ++s)
-      for (std::size_t r = 0; r < (g.uniform_replicas() ? 1 : g.replicas(s)); ++r) {
-        if (std::chrono::steady_clock::now() >= deadline) return lb;
-        const std::size_t v = g.vertex(s, r);
-        for (std::size_t d = 0; d < L.devices(); ++d) {
-          dev[v] = d;
-          offset[s] = std::min(offset[s], p2p_cost{}.bound(g, L, std::span<const std::size_t>(dev), v));
-        }
-        dev[v] = unplaced;
-      }
-    return ring_component_lower_bound(g, L, offset, ring_divisor(model), lb, deadline);
+    const auto offset = least_alone(g, L, deadline, [&](auto dev, std::size_t v) { return p2p_cost{}.bound(g, L, dev, v); });
+    return offset ? ring_component_lower_bound(g, L, *offset, ring_divisor(model), lb, deadline) : lb;
   } else {
     return lb;
   }
@@ -79,21 +89,12 @@ template <mapping_cost_model C>
     return copy_component_lower_bound(g, L, lb, until);
   } else if constexpr (cost_model_form_v<C> == model_form::copies_and_rings) {
     // Stage s costs at least c_u(s) + its sends + its least ring term (alone, any device) / MB.
-    std::vector<double> offset(g.stages(), std::numeric_limits<double>::infinity());
-    std::vector<std::size_t> dev(g.vertices(), unplaced);
     const double mb = ring_divisor(model);
     const allreduce_cost ring = ring_part(model);
-    for (std::size_t s = 0; s < g.stages(); ++s) {
-      if (clock::now() >= deadline) return lb;
-      const std::size_t v = g.vertex(s, 0);
-      for (std::size_t d = 0; d < L.devices(); ++d) {
-        dev[v] = d;
-        offset[s] = std::min(offset[s], ring.ring_bound_ms(g, L, std::span<const std::size_t>(dev), v) / mb);
-      }
-      dev[v] = unplaced;
-      offset[s] += g.replica_compute_ms(s);
-    }
-    return copy_component_lower_bound(g, L, offset, lb, until);
+    auto offset = least_alone(g, L, deadline, [&](auto dev, std::size_t v) { return ring.ring_bound_ms(g, L, dev, v) / mb; });
+    if (!offset) return lb;
+    for (std::size_t s = 0; s < g.stages(); ++s) (*offset)[s] += g.replica_compute_ms(s);
+    return copy_component_lower_bound(g, L, *offset, lb, until);
   } else {
     return lb;
   }

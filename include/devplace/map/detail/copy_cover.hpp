@@ -1,31 +1,12 @@
 #pragma once
 /// \file map/detail/copy_cover.hpp
-/// The copy-cover inner search of `mapping_search` (the `copy_cover` oracle, map/oracle.hpp): for a model
-/// whose replica copies are interchangeable (`replica_symmetry::copies`, equal replica counts) and
-/// whose every dependency stays inside its own copy (p2p: replica r talks only to replica r), a
-/// mapping with every stage time ≤ t is exactly a set of R pairwise device-disjoint *copy
-/// embeddings*: injective maps of the S vertices of one copy into the D devices with every vertex
-/// time ≤ t. Per target:
-///   1. `enumerate`: a depth-first search over the copy's vertices lists every feasible
-///      embedding (the model's `time` once a vertex's dependencies are placed, its `bound` before;
-///      the per-device bound table b(v, d) ≤ t), keeps the fastest of each device set, and records
-///      the smallest value above t that pruned it: below that value the set of feasible
-///      embeddings is the same.
-///   2. `exact_cover_packing`: Knuth's Algorithm X (dancing links) over the embeddings, devices as
-///      columns: branch on the free device with the fewest live embeddings, or, while spare
-///      devices remain (S·R < D), leave it empty; R embeddings chosen = a mapping.
-/// A complete failure proves that no mapping has objective < the recorded value (a mapping under it
-/// would consist of R embeddings already feasible at t). The enumeration stops at
-/// `max_embeddings` embeddings or its node budget, the cover at its node budget, both at the
-/// stop flag and the deadline: the answer is then `unknown`, and the depth-first search of
-/// Algorithm 2 answers the target instead.
-///
-/// On the twin-class quotient (a twin class of ≥ 2 devices, map/symmetry.hpp `device_twins`):
-/// a copy takes a device only once its previous twin is used by it (one embedding per orbit
-/// under twin permutations, every prefix listed, so the recorded value is unchanged), keeps the
-/// fastest per device set (now a count vector per class), and the cover chooses R count vectors
-/// within the class sizes (map/detail/class_cover.hpp); each class's devices are handed out in
-/// order (a renaming within classes, which preserves a copy's times).
+/// The copy-cover inner search of `mapping_search` (the `copy_cover` oracle, map/oracle.hpp): for
+/// a model whose replica copies are interchangeable and whose every dependency stays inside its
+/// own copy, a mapping at target t is exactly R device-disjoint copy embeddings. Per target,
+/// `enumerate` lists the feasible embeddings (the fastest per device set) with the smallest value
+/// above t that pruned the listing, and the exact cover (map/detail/exact_cover.hpp; on twin
+/// classes map/detail/class_cover.hpp) chooses R of them. The method, its bound, limits and
+/// twin-class quotient: docs/mapping-oracles.md, "Copy cover".
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -137,29 +118,23 @@ class copy_cover_search {
                                    cover_budget budget, copy_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
                                    cover_clock::time_point deadline = cover_clock::time_point::max()) const {
     cover_answer a;
-    std::shared_ptr<const copy_listing> listing = cache.get();
-    if (!listing || listing->t < t) {
-      // memory: 12 bytes per device of an embedding here and 12 in the cover's nodes, at most 256 MB
-      const std::size_t fit = (std::size_t{256} << 20) / (24 * S_ + 64);
-      auto fresh = std::make_shared<copy_listing>();
-      // above a cached listing at t1, first list at t + (t − t1), which the next larger targets
-      // can filter as well; when that reaches the limits, at t
-      bool listed = false;
-      if (listing && std::isfinite(listing->t)) {
-        listed = enumerate(model, table, t + (t - listing->t), std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
-        if (!listed && interrupted(stop, deadline)) return a;
+    // memory: 12 bytes per device of an embedding here and 12 in the cover's nodes, at most 256 MB
+    const std::size_t most = std::min(max_embeddings, (std::size_t{256} << 20) / (24 * S_ + 64));
+    // above a cached listing at t1, first list at t + (t − t1), which the next larger targets can
+    // filter as well; when that reaches the limits, at t
+    const auto listing = cache.covering(t, [&](copy_listing& fresh, const copy_listing* held) {
+      if (held && std::isfinite(held->t)) {
+        if (enumerate(model, table, t + (t - held->t), most, budget.listing, stop, deadline, fresh, a)) return true;
+        if (interrupted(stop, deadline)) return false;
       }
-      if (!listed) {
-        const std::uint64_t spent = a.nodes;
-        *fresh = copy_listing{};
-        a = cover_answer{};
-        listed = enumerate(model, table, t, std::min(max_embeddings, fit), budget.listing, stop, deadline, *fresh, a);
-        a.nodes += spent;
-        if (!listed) return a;
-      }
-      cache.offer(fresh);
-      listing = std::move(fresh);
-    }
+      const std::uint64_t spent = a.nodes;
+      fresh = copy_listing{};
+      a = cover_answer{};
+      const bool listed = enumerate(model, table, t, most, budget.listing, stop, deadline, fresh, a);
+      a.nodes += spent;
+      return listed;
+    });
+    if (!listing) return a;
     // the embeddings feasible at t, and the next value at which that set changes
     std::vector<std::uint32_t> emb;
     a.next_change = listing->next_change;
@@ -295,22 +270,19 @@ class copy_cover_search {
   bool record(const std::vector<std::size_t>& dev, const std::vector<std::uint64_t>& used, double time,
               std::size_t max_embeddings, std::unordered_map<std::string, std::size_t>& index_of_set,
               copy_listing& out) const {
-    const auto& g = *g_;
+    std::size_t e = out.time.size();
     if (quotient_) {
       const auto [it, added] = index_of_set.try_emplace(
-          std::string(reinterpret_cast<const char*>(used.data()), used.size() * sizeof(std::uint64_t)), out.time.size());
-      if (!added) {
-        const std::size_t e = it->second;
-        if (time < out.time[e]) {
-          out.time[e] = time;
-          for (std::size_t s = 0; s < S_; ++s) out.dev[e * S_ + s] = static_cast<std::uint32_t>(dev[g.vertex(s, 0)]);
-        }
-        return true;
-      }
+          std::string(reinterpret_cast<const char*>(used.data()), used.size() * sizeof(std::uint64_t)), e);
+      if (!added && !(time < out.time[e = it->second])) return true;
     }
-    if (out.time.size() >= max_embeddings) return false;
-    for (std::size_t s = 0; s < S_; ++s) out.dev.push_back(static_cast<std::uint32_t>(dev[g.vertex(s, 0)]));
-    out.time.push_back(time);
+    if (e == out.time.size()) {
+      if (e >= max_embeddings) return false;
+      out.time.push_back(time);
+      out.dev.resize(out.dev.size() + S_);
+    }
+    out.time[e] = time;
+    for (std::size_t s = 0; s < S_; ++s) out.dev[e * S_ + s] = static_cast<std::uint32_t>(dev[g_->vertex(s, 0)]);
     return true;
   }
 
@@ -333,18 +305,15 @@ class copy_cover_search {
       if (key_less(y, x)) return false;
       return l.time[x] != l.time[y] ? l.time[x] < l.time[y] : x < y;
     });
-    std::vector<std::size_t> kept;
-    for (std::size_t k = 0; k < n; ++k)
-      if (k == 0 || key_less(idx[k - 1], idx[k])) kept.push_back(idx[k]);  // else the same device set as the one kept
-    std::stable_sort(kept.begin(), kept.end(), [&](std::size_t x, std::size_t y) { return l.time[x] < l.time[y]; });
-    std::vector<std::uint32_t> dev;
-    std::vector<double> time;
-    for (const std::size_t e : kept) {
-      dev.insert(dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
-      time.push_back(l.time[e]);
+    // the first of each device set, then by time
+    idx.erase(std::unique(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return !key_less(x, y); }), idx.end());
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return l.time[x] < l.time[y]; });
+    copy_listing kept{.t = l.t, .next_change = l.next_change};
+    for (const std::size_t e : idx) {
+      kept.dev.insert(kept.dev.end(), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_), l.dev.begin() + static_cast<std::ptrdiff_t>(e * S_ + S_));
+      kept.time.push_back(l.time[e]);
     }
-    l.dev = std::move(dev);
-    l.time = std::move(time);
+    l = std::move(kept);
   }
 
   /// Whether the search runs on the twin-class quotient.

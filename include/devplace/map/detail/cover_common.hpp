@@ -3,7 +3,8 @@
 /// What the cover searches of the mapper share (the copy, ring, node-group, quotient copy,
 /// quotient ring and line ring covers; map/detail/cover_oracles.hpp wraps them as target
 /// oracles): their answer at a target, the work counter of their listings, packings and
-/// realisations, the listing cache shared by the targets searched at once, and a few hashes.
+/// realisations, the listing cache shared by the targets searched at once, and the best ring
+/// through a device set.
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "devplace/map/baselines.hpp"
 #include "devplace/map/detail/bottleneck_cycle.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
@@ -104,18 +106,22 @@ struct work_counter {
 template <class Listing>
 class listing_cache {
  public:
-  [[nodiscard]] std::shared_ptr<const Listing> get() const {
+  /// The cached listing if its target is ≥ t, else a new one filled by `list(fresh, held)` (`held`:
+  /// the cached listing, or null) and offered to the cache, replacing the cached one if its
+  /// target is larger; null when `list` returns false.
+  template <class List>
+  [[nodiscard]] std::shared_ptr<const Listing> covering(double t, List&& list) {
+    std::shared_ptr<const Listing> held;
+    {
+      std::lock_guard lk(mu_);
+      held = listing_;
+    }
+    if (held && held->t >= t) return held;
+    auto fresh = std::make_shared<Listing>();
+    if (!list(*fresh, held.get())) return nullptr;
     std::lock_guard lk(mu_);
-    return listing_;
-  }
-  /// The cached listing if its target is ≥ t, else null.
-  [[nodiscard]] std::shared_ptr<const Listing> covering(double t) const {
-    std::lock_guard lk(mu_);
-    return listing_ && listing_->t >= t ? listing_ : nullptr;
-  }
-  void offer(std::shared_ptr<const Listing> l) {
-    std::lock_guard lk(mu_);
-    if (!listing_ || listing_->t < l->t) listing_ = std::move(l);
+    if (!listing_ || listing_->t < fresh->t) listing_ = fresh;
+    return fresh;
   }
   void clear() {
     std::lock_guard lk(mu_);
@@ -146,14 +152,6 @@ double best_ring(const link_costs& L, Devices& set) {
   for (std::size_t q = 0; q < order.size(); ++q) ring[q] = set[order[q]];
   set = std::move(ring);
   return W;
-}
-
-/// SplitMix64's finaliser of z + the golden-ratio increment: a well-mixed 64-bit value.
-[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 }  // namespace devplace::detail

@@ -47,19 +47,14 @@ inline void atomic_lower(std::atomic<double>& at, double v, std::memory_order or
 }
 
 /// The copy cover (`Search` = copy_cover_search<C>) or the ring cover (ring_cover_search<C>),
-/// interleaved with the depth-first runs: its listing gets the query's budget (the copy cover's
-/// 32 times as many at the probe target: the listings are smallest just above the lower end; not
-/// the ring cover's, whose rings of 8–16 devices stay too many there), as many for the cover.
-/// Keeps the cached listing and, per listing budget, the smallest target where the listing
-/// reached it (it only grows with the target: a larger target with that budget would reach it too).
+/// interleaved with the depth-first runs, with its budgets, cached listing and the targets where
+/// its listing reached a budget (docs/mapping-oracles.md, "Copy cover").
 template <mapping_cost_model C, class Search>
 class listing_cover_oracle {
  public:
-  listing_cover_oracle(const stage_graph& g, const link_costs& L, const C& model, const device_bound_table& table,
-                       const std::vector<std::vector<std::size_t>>& deps, const std::vector<std::size_t>& twins,
-                       std::size_t max_rows, std::uint64_t limit)
-      : model_(&model), table_(&table), search_(std::make_shared<Search>(g, L, table, deps, twins)), max_rows_(max_rows),
-        limit_(limit) {}
+  listing_cover_oracle(const C& model, const device_bound_table& table, std::shared_ptr<const Search> search, std::size_t max_rows,
+                       std::uint64_t limit)
+      : model_(&model), table_(&table), search_(std::move(search)), max_rows_(max_rows), limit_(limit) {}
 
   [[nodiscard]] std::string_view name() const { return Search::rings ? "ring_cover" : "copy_cover"; }
 
@@ -144,10 +139,7 @@ class cover_oracle {
   }
 
  private:
-  /// The node-group cover: listing 4 × the budget, packing the budget. The quotient copy cover:
-  /// listing and realisation 8 × the budget, packing min(budget, 2^16). The quotient ring
-  /// cover: listing min(budget, 2^18), packing min(budget, 2^16): it answers quickly or not at
-  /// all. The line ring cover: min(budget, 2^18) classes entered.
+  /// The cover's answer, its limits scaled from the budget as docs/mapping-oracles.md lists them.
   [[nodiscard]] cover_answer solve(const oracle_query& q) const {
     const std::uint64_t b = q.budget;
     if constexpr (std::is_same_v<Search, group_cover_search>) {

@@ -138,16 +138,6 @@ class exact_cover_packing : public packing_search {
     }
     right_[left_[c]] = c, left_[right_[c]] = c;
   }
-  void cover_row_others(std::uint32_t r) {
-    const std::uint32_t b = row_base(r);
-    for (std::uint32_t j = b; j < b + W_; ++j)
-      if (j != r) cover(col_[j]);
-  }
-  void uncover_row_others(std::uint32_t r) {
-    const std::uint32_t b = row_base(r);
-    for (std::uint32_t j = b + W_; j-- > b;)
-      if (j != r) uncover(col_[j]);
-  }
 
   /// `left` rows still to choose, `spare` columns that may stay uncovered.
   bool search(std::size_t left, std::size_t spare) {
@@ -167,9 +157,12 @@ class exact_cover_packing : public packing_search {
       const std::size_t row = (r - C_ - 1) / W_;
       if (!take(row)) continue;
       solution_.push_back(row);
-      cover_row_others(r);
+      const std::uint32_t b = row_base(r);  // the row's other columns covered, then uncovered
+      for (std::uint32_t j = b; j < b + W_; ++j)
+        if (j != r) cover(col_[j]);
       if (search(left - 1, spare)) return true;
-      uncover_row_others(r);
+      for (std::uint32_t j = b + W_; j-- > b;)
+        if (j != r) uncover(col_[j]);
       solution_.pop_back();
       release(row);
       if (lim_.aborted) break;
@@ -184,14 +177,9 @@ class exact_cover_packing : public packing_search {
 };
 
 /// The search of `exact_cover_packing` for at most 64 columns, on bit masks: a row is a 64-bit
-/// mask, and each node keeps the list of live rows (those disjoint from the columns used so far)
-/// as a contiguous run filtered from its parent's. It branches exactly as the dancing links do (the
-/// free column with the fewest live rows, the lowest among equals; its rows in their given order;
-/// then, while spare columns remain, the column left empty), so both visit the same nodes and
-/// return the same rows; a node costs O(n·width) for the column counts and O(n) per child for n
-/// live rows, in cache-friendly passes with nothing to undo (the dancing links unlink every row
-/// that meets the chosen one, node by node: 10–40 times slower per node on the copy covers of
-/// 64 devices).
+/// mask, and each node keeps the list of live rows as a contiguous run filtered from its parent's.
+/// It branches exactly as the dancing links do, so both visit the same nodes and return the same
+/// rows (docs/mapping-oracles.md, "Copy cover": its cost and speed).
 class bitset_cover_packing : public packing_search {
  public:
   using outcome = packing_outcome;
@@ -288,7 +276,7 @@ class bitset_cover_packing : public packing_search {
   std::vector<std::uint32_t> live_;  // the live rows of the nodes on the path, run after run
 };
 
-/// The node budgets of one cover turn (map/detail/copy_cover_turns.hpp): the listing's and the
+/// The node budgets of one cover turn (map/detail/cover_oracles.hpp): the listing's and the
 /// cover's (0: none).
 struct cover_budget {
   std::uint64_t listing = 0, cover = 0;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file map/detail/group_cover.hpp
-/// The node-group cover of the p2p model (issue 16): an exact search at a target t for topologies
+/// The node-group cover of the p2p model: an exact search at a target t for topologies
 /// made of *nodes* — classes of devices with one cost w_k (ms per byte) between any two devices of
 /// node k, and one cost w_x ≥ every w_k between any two devices of different nodes, no latency
 /// (random_blk_1, two-level systems). With equal replica counts, replica r of stage s pays
@@ -82,8 +82,7 @@ class group_cover_search {
       for (std::size_t j = 1; j <= std::min(n_.nodes[k].size(), nmax_); ++j) entries += groups_of[j];
     if (entries > static_cast<double>(max_entries)) return;
     buckets_.assign(K * (nmax_ + 1), {});
-    const std::uint64_t full = S_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << S_) - 1;
-    full_ = full;
+    full_ = S_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << S_) - 1;
     work_counter work{.deadline = deadline};
     for (std::size_t j = 1; j <= nmax_; ++j) {
       // every j-subset of the stages (Gosper's hack)
@@ -98,11 +97,11 @@ class group_cover_search {
           const double T = group_time(G, k, dev);
           buckets_[k * (nmax_ + 1) + j].push_back({T, G});
         }
-        if (G == full || j == S_) break;
+        if (G == full_ || j == S_) break;
         const std::uint64_t c = G & (~G + 1), r = G + c;
-        if (r == 0 || r > full) break;
+        if (r == 0 || r > full_) break;
         G = (((r ^ G) >> 2) / c) | r;
-        if (G > full) break;
+        if (G > full_) break;
       }
     }
     for (auto& b : buckets_) std::sort(b.begin(), b.end(), [](const entry& x, const entry& y) { return x.time < y.time || (x.time == y.time && x.mask < y.mask); });
@@ -123,37 +122,15 @@ class group_cover_search {
 
   using limits = count_vector_limits;
 
-  /// Decides whether a mapping has every time ≤ t (file comment), on a relaxation that is exact
-  /// but for the bin packing inside merged nodes: nodes of one size in which the same groups fit
-  /// at t form one *class* of m nodes (m·n devices; a copy puts at most m groups there). Lists
-  /// the partitions of a copy into groups that fit on some node, one per *signature* (the sizes
-  /// and classes where its groups fit), the count vectors of each (its groups on classes where
-  /// they fit), and packs R count vectors into the classes (`class_cover_packing`). None: no
+  /// Decides whether a mapping has every time ≤ t on the classes (file comment). None: no
   /// mapping at t (nor below the next change). Found: when the groups given to each class can be
   /// packed into its nodes (a depth-first bin packing), that mapping; otherwise unknown. Unknown
   /// also when a limit is reached, at `*stop` or at `deadline`.
   [[nodiscard]] cover_answer solve(double t, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                   clock::time_point deadline = clock::time_point::max()) const {
-    auto a = pass(t, lim, true, stop, deadline);
-    if (a.answer != cover_answer::kind::unknown || !a.unrealised) return a;
-    // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
-    // and 2 devices always pack into such nodes when their sum fits), where found is found
-    const auto nodes = a.nodes;
-    const auto rejected = a.rejected;
-    a = pass(t, lim, false, stop, deadline);
-    a.nodes += nodes, a.rejected += rejected;
-    return a;
-  }
+                                   clock::time_point deadline = clock::time_point::max()) const;
 
  private:
   class class_pass;
-
-  /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
-  /// `merge_large`, else those of ≤ 2 devices.
-  [[nodiscard]] cover_answer pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
-                                  clock::time_point deadline) const;
-
- private:
   struct entry {
     double time;
     std::uint64_t mask;
@@ -245,7 +222,7 @@ class group_cover_search::class_pass {
   /// The partitions of a copy into fitting groups, depth-first (the group of the lowest open
   /// stage), one per signature: the sorted (size, class set) of its groups.
   void list_partitions(std::uint64_t covered) {
-    if (!step()) return;
+    if (!work_.step()) return;
     if (covered == gc_.full_) {
       std::vector<std::uint64_t> gs(cur_);
       std::sort(gs.begin(), gs.end(), [&](std::uint64_t x, std::uint64_t y) { return key_of(x) < key_of(y); });
@@ -317,12 +294,40 @@ class group_cover_search::class_pass {
     return dev;
   }
 
-  [[nodiscard]] bool capped() const noexcept { return work_.aborted; }
-  [[nodiscard]] std::uint64_t steps() const noexcept { return work_.count; }
-  [[nodiscard]] std::uint64_t tries() const noexcept { return tries_; }
-  [[nodiscard]] const std::vector<std::uint32_t>& capacities() const noexcept { return cap_; }
-  [[nodiscard]] const std::vector<class_cover_packing::entry>& entries() const noexcept { return entries_; }
-  [[nodiscard]] const std::vector<std::size_t>& starts() const noexcept { return starts_; }
+  /// One decision on the classes: nodes of one size and fitting groups merged, all of them with
+  /// `merge_large`, else those of ≤ 2 devices (merged nodes of more than 2 devices may not pack
+  /// what their class is given; without them the decision is exact).
+  [[nodiscard]] cover_answer decide(double t, bool merge_large) {
+    cover_answer a;
+    merge_large = find_classes(t, merge_large);
+    find_class_sets();
+    list_partitions(0);
+    if (!work_.aborted) list_vectors();
+    a.nodes = work_.count;
+    if (work_.aborted) return a;
+    class_cover_packing pack(cap_, entries_, starts_);
+    if (merge_large) pack.set_accept([this](std::span<const std::size_t> x) { return realise(x); }, lim_.placing_tries);
+    const auto o = pack.solve(gc_.R_, lim_.packing_nodes, work_.stop, work_.deadline);
+    a.nodes += pack.nodes() + tries_;
+    a.rejected = pack.rejections();
+    if (o == class_cover_packing::outcome::stopped) {
+      a.unrealised = merge_large && pack.rejections() >= lim_.placing_tries;
+      return a;  // unknown
+    }
+    if (o == class_cover_packing::outcome::none) {
+      if (pack.rejections() > 0) {
+        a.unrealised = true;
+        return a;  // unknown: some packings did not realise
+      }
+      a.answer = cover_answer::kind::none;
+      a.next_change = gc_.next_change(t);
+      return a;
+    }
+    if (!merge_large && !realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
+    a.dev = mapping();
+    a.answer = cover_answer::kind::found;
+    return a;
+  }
 
  private:
   using signature = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
@@ -332,7 +337,6 @@ class group_cover_search::class_pass {
     std::uint32_t cls;
   };
 
-  bool step() { return work_.step(); }
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> key_of(std::uint64_t G) const {
     return {static_cast<std::uint32_t>(std::popcount(G)), set_of_.at(G)};
   }
@@ -340,7 +344,7 @@ class group_cover_search::class_pass {
   /// The groups i.. of the current partition on classes where they fit (equal groups on
   /// non-decreasing classes); each complete vector not seen before is listed.
   void assign(std::size_t i) {
-    if (!step()) return;
+    if (!work_.step()) return;
     const signature& sg = *sg_;
     if (i == sg.size()) {
       const std::size_t first = entries_.size();  // the vector's nonzero counts, its key in `seen_`
@@ -425,42 +429,17 @@ class group_cover_search::class_pass {
   std::uint64_t tries_ = 0;
 };
 
-inline cover_answer group_cover_search::pass(double t, const limits& lim, bool merge_large, const std::atomic<bool>* stop,
-                                             clock::time_point deadline) const {
-  cover_answer a;
-  if (!applies_) return a;
-  class_pass st(*this, lim, stop, deadline);
-  // merged nodes of more than 2 devices may not pack what their class is given; without them
-  // the decision is exact
-  merge_large = st.find_classes(t, merge_large);
-  st.find_class_sets();
-  st.list_partitions(0);
-  a.nodes = st.steps();
-  if (st.capped()) return a;
-  st.list_vectors();
-  a.nodes = st.steps();
-  if (st.capped()) return a;
-  class_cover_packing pack(st.capacities(), st.entries(), st.starts());
-  if (merge_large) pack.set_accept([&st](std::span<const std::size_t> x) { return st.realise(x); }, lim.placing_tries);
-  const auto o = pack.solve(R_, lim.packing_nodes, stop, deadline);
-  a.nodes += pack.nodes() + st.tries();
-  a.rejected = pack.rejections();
-  if (o == class_cover_packing::outcome::stopped) {
-    a.unrealised = merge_large && pack.rejections() >= lim.placing_tries;
-    return a;  // unknown
-  }
-  if (o == class_cover_packing::outcome::none) {
-    if (pack.rejections() > 0) {
-      a.unrealised = true;
-      return a;  // unknown: some packings did not realise
-    }
-    a.answer = cover_answer::kind::none;
-    a.next_change = next_change(t);
-    return a;
-  }
-  if (!merge_large && !st.realise(std::span<const std::size_t>(pack.solution()))) return a;  // cannot happen (see above)
-  a.dev = st.mapping();
-  a.answer = cover_answer::kind::found;
+inline cover_answer group_cover_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
+                                              clock::time_point deadline) const {
+  if (!applies_) return {};
+  auto a = class_pass(*this, lim, stop, deadline).decide(t, true);
+  if (a.answer != cover_answer::kind::unknown || !a.unrealised) return a;
+  // the merged classes did not pack: again with only nodes of ≤ 2 devices merged (items of 1
+  // and 2 devices always pack into such nodes when their sum fits), where found is found
+  const auto nodes = a.nodes;
+  const auto rejected = a.rejected;
+  a = class_pass(*this, lim, stop, deadline).decide(t, false);
+  a.nodes += nodes, a.rejected += rejected;
   return a;
 }
 

@@ -5,9 +5,8 @@
 /// classes lie on a line — random_blk_2 (link cost ∝ node distance), chains of nodes or racks,
 /// linear arrays of chiplets.
 ///
-/// **Relaxation.** Between two link classes X ≠ Y every link costs one w(X, Y). Every link inside
-/// X is relaxed to w'(X, X) = min(cheapest link inside X, min_{Y≠X} w(X, Y)); costs only fall, so
-/// a target the relaxed topology cannot meet, the real one cannot either. Where the classes given
+/// **Relaxation.** As in the quotient ring cover, with every link inside class X relaxed to
+/// w'(X, X) = min(cheapest link inside X, min_{Y≠X} w(X, Y)). Where the classes given
 /// do not lie on a line, classes whose costs to every other class agree are merged (their union is
 /// a link class; the links between them become links inside it), as often as that helps: a node
 /// whose slow links inside split it into finer classes is whole again.
@@ -147,7 +146,7 @@ class line_ring_search {
     cover_answer ans;
     if (!applies_) return ans;
     walk w(*this, t, node_limit, stop, deadline, ans);
-    const bool found = w.run();
+    const bool found = w.place(0);
     ans.nodes = w.work.count;
     if (w.work.aborted) {
       ans.capped = !interrupted(stop, deadline);
@@ -307,8 +306,6 @@ class line_ring_search {
       if (++l.k == R) l.a = l.b = 0;
     }
 
-    bool run() { return place(0); }
-
     /// Hands out the classes from position z on; true once every stage holds R devices.
     bool place(std::size_t z) {
       std::size_t lacking = 0;
@@ -373,9 +370,8 @@ class line_ring_search {
 
     /// Whether stage j (started, not full) can still take a device at position z or later.
     [[nodiscard]] bool can_reach(std::size_t j, const lane& l, std::size_t z) const {
-      if (l.k >= R) return true;
-      if (l.k >= 2) return allowed(j, l.b, z);
-      return allowed(j, l.a, z);  // k = 1: the device after next pairs with a (R = 2: the next one)
+      // k = 1: the device after next pairs with a (R = 2: the next one)
+      return l.k >= R || allowed(j, l.k >= 2 ? l.b : l.a, z);
     }
 
     /// Stages j.. take devices of position z, `left` of them still free.

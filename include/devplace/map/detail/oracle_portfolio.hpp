@@ -49,9 +49,6 @@ class oracle_portfolio_run {
   [[nodiscard]] bool has(std::string_view name) const {
     return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e->spec.name == name; });
   }
-  [[nodiscard]] bool has(oracle_phase p) const {
-    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e->spec.phase == p; });
-  }
 
   /// Asks the oracles of a one-shot phase in order at `q.target` (each with its limit), until
   /// one answers; true then, with the answer in `total` (`eval`: the objective of a mapping).
@@ -211,11 +208,13 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
   if (wants("copy_cover") && g.replicas() >= 2 && copy_cover_applies(model, g, L, deps)) {
     twins = device_twins(L, deadline);  // the copy cover runs on the twin classes
     if (expired()) return false;
-    add(listing_cover_oracle<C, copy_cover_search<C>>(g, L, model, table, deps, twins, rows, opt.copy_cover_nodes));
+    add(listing_cover_oracle<C, copy_cover_search<C>>(model, table, std::make_shared<copy_cover_search<C>>(g, L, table, deps, twins),
+                                                      rows, opt.copy_cover_nodes));
   } else if (ring_cover_applies(model, g, L)) {
     const bool few = g.replicas() <= ring_cover_max_replicas;
     if (wants("ring_cover") && few)
-      add(listing_cover_oracle<C, ring_cover_search<C>>(g, L, model, table, deps, twins, rows, opt.copy_cover_nodes));
+      add(listing_cover_oracle<C, ring_cover_search<C>>(model, table, std::make_shared<ring_cover_search<C>>(g, L), rows,
+                                                        opt.copy_cover_nodes));
     if (wants("quotient_ring") && few && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices())
       if (auto s = std::make_shared<quotient_ring_search>(g, L, link_classes()); s->applies())
         add(cover_oracle<quotient_ring_search>(std::move(s), rows));

@@ -117,13 +117,12 @@ inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, c
   if (work * static_cast<double>(D) * static_cast<double>(D) > 4e7) return;
   std::vector<std::uint64_t> dom(S * W);
   std::vector<double> above(S, std::numeric_limits<double>::infinity());
-  for (std::size_t s = 0; s < S; ++s) {
+  for (std::size_t s = 0; s < S; ++s)
     for (std::size_t r = 0; r < R; ++r) {  // equal rows for every replica; the min keeps it safe
       const std::size_t v = g.vertex(s, r);
       above[s] = std::min(above[s], st.above[v]);
       for (std::size_t w = 0; w < W; ++w) dom[s * W + w] = r == 0 ? st.allowed[v * W + w] : dom[s * W + w] & st.allowed[v * W + w];
     }
-  }
   bool removed_any = false;
   assignment_scratch scratch;
   for (bool changed = true; changed;) {

@@ -112,12 +112,8 @@ struct quotient_copy_search::realisation {
       const std::size_t ce = gl[i + 1].find(gkey.data());
       return ce < gl[i + 1].count && glive[i + 1][ce];
     };
-    auto later = [&](std::size_t u, std::size_t i) { return q.bytes_after(u, i); };
     std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
     std::vector<const std::uint32_t*> alone(1);
-    std::vector<char> seen(K);
-    std::vector<item> items;
-    std::vector<std::size_t> place;
     auto rec = [&](auto&& self, std::size_t i) -> void {
       if (work.aborted || asg_capped[e] || (first_only && !asg[e].empty())) return;
       if (i == S) {
@@ -127,12 +123,7 @@ struct quotient_copy_search::realisation {
         }
         // kept only when each class can take its stages alone (a copy's part of a realisation)
         alone[0] = a.data();
-        std::fill(seen.begin(), seen.end(), 0);
-        for (std::size_t s = 0; s < S; ++s) {
-          if (seen[a[s]]) continue;
-          seen[a[s]] = 1;
-          if (!class_fits_memo(a[s], alone, items, place)) return;
-        }
+        if (!classes_fit(a.data(), alone)) return;
         asg[e].insert(asg[e].end(), a.begin(), a.end());
         return;
       }
@@ -160,7 +151,7 @@ struct quotient_copy_search::realisation {
         acc[s] = as;
         bool ok = true;
         auto check = [&](std::size_t v) {
-          const double b = later(v, i);
+          const double b = q.bytes_after(v, i);
           return acc[v] + (b > 0 ? b * q.cheapest_out(a[v], used.data(), c) : 0) <= T;
         };
         ok = check(s);
@@ -183,29 +174,39 @@ struct quotient_copy_search::realisation {
     double slack;
   };
 
-  /// Whether the constrained stages of copies 0..R' (assignments `chosen`) in class x get
-  /// distinct devices of x within their slacks; the devices in `place` (by item) when true.
-  bool class_fits(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
-                  std::vector<std::size_t>& place) {
-    return class_items(x, chosen, items) && place_items(x, items, place);
-  }
+  /// Scratch of one class's test: its constrained stages, their devices, the classes tested.
+  std::vector<item> items;
+  std::vector<std::size_t> place;
+  std::vector<char> seen;
 
-  /// `class_fits` without the devices, remembered by its items: the copies' choices that differ
-  /// outside class x (most of them, while the copies' assignments are tried depth-first) pose the
-  /// same placement problem in x again, and its answer is looked up instead of searched anew.
-  bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items,
-                       std::vector<std::size_t>& place) {
-    if (!class_items(x, chosen, items)) return false;
+  /// Whether the constrained stages of copies 0..R' (assignments `chosen`) in class x get
+  /// distinct devices of x within their slacks (`class_items`, `place_items`), remembered by
+  /// its items: the copies' choices that differ outside class x (most of them, while the copies'
+  /// assignments are tried depth-first) pose the same placement problem in x again, and its
+  /// answer is looked up instead of searched anew.
+  bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen) {
+    if (!class_items(x, chosen)) return false;
     if (items.empty()) return true;
     key.clear();
     key.push_back(x);
     for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
     if (const auto f = memo.find(key); f != memo.end()) return f->second;
-    const bool ok = place_items(x, items, place);
+    const bool ok = place_items(x);
     if (work.aborted) return false;  // stopped inside: no answer to remember
     if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
     memo.emplace(key, ok);
     return ok;
+  }
+
+  /// `class_fits_memo` of every class that the assignment `a` (the last of `chosen`) uses.
+  bool classes_fit(const std::uint32_t* a, const std::vector<const std::uint32_t*>& chosen) {
+    seen.assign(q.K_, 0);
+    for (std::size_t s = 0; s < q.S_; ++s) {
+      if (seen[a[s]]) continue;
+      seen[a[s]] = 1;
+      if (!class_fits_memo(a[s], chosen)) return false;
+    }
+    return true;
   }
 
   struct key_hash {
@@ -219,8 +220,8 @@ struct quotient_copy_search::realisation {
   std::vector<std::uint64_t> key;
 
   /// The constrained stages (with a neighbour of their copy in class x) of the copies `chosen`
-  /// in x, with their slacks; false when an unconstrained one is over t already.
-  bool class_items(std::size_t x, const std::vector<const std::uint32_t*>& chosen, std::vector<item>& items) const {
+  /// in x, with their slacks (`items`); false when an unconstrained one is over t already.
+  bool class_items(std::size_t x, const std::vector<const std::uint32_t*>& chosen) {
     const auto& g = *q.g_;
     const std::size_t K = q.K_;
     const double T = t * (1 + 1e-12);  // the model's own times are checked at the end
@@ -243,7 +244,7 @@ struct quotient_copy_search::realisation {
   }
 
   /// Distinct devices of class x for `items` within their slacks, depth-first (`place`).
-  bool place_items(std::size_t x, const std::vector<item>& items, std::vector<std::size_t>& place) {
+  bool place_items(std::size_t x) {
     const auto& g = *q.g_;
     const std::size_t K = q.K_;
     place.assign(items.size(), 0);
@@ -346,8 +347,6 @@ struct quotient_copy_search::realisation {
       if (assignments(e).empty()) return false;
     std::vector<const std::uint32_t*> chosen;
     std::vector<std::size_t> pick(R, 0);
-    std::vector<item> items;
-    std::vector<std::size_t> place;
     auto rec = [&](auto&& self, std::size_t r) -> bool {
       if (r == R) return true;
       const auto& A = asg[sol[r]];
@@ -357,15 +356,7 @@ struct quotient_copy_search::realisation {
         if (!work.step()) return false;
         pick[r] = j;
         chosen.push_back(A.data() + j * S);
-        bool ok = true;
-        std::vector<char> seen(K, 0);
-        for (std::size_t s = 0; s < S && ok; ++s) {
-          const std::size_t x = chosen.back()[s];
-          if (seen[x]) continue;
-          seen[x] = 1;
-          ok = class_fits_memo(x, chosen, items, place);
-        }
-        if (ok && self(self, r + 1)) return true;
+        if (classes_fit(chosen.back(), chosen) && self(self, r + 1)) return true;
         chosen.pop_back();
         if (work.aborted) return false;
       }
@@ -378,23 +369,22 @@ struct quotient_copy_search::realisation {
     }
     // the devices: constrained stages as placed, the others on the devices of their class left
     const auto& g = *q.g_;
-    dev.assign(g.vertices(), 0);
+    dev.assign(g.vertices(), unplaced);
     for (std::size_t x = 0; x < K; ++x) {
-      if (!class_fits(x, chosen, items, place)) return false;  // cannot happen: checked above
-      std::vector<char> taken(q.classes_[x].size(), 0);
-      std::vector<char> set(R * S, 0);
+      if (!class_items(x, chosen) || !place_items(x)) return false;  // cannot happen: checked above
+      const auto& devs = q.classes_[x];
+      std::vector<char> taken(devs.size(), 0);
       for (std::size_t j = 0; j < items.size(); ++j) {
-        dev[g.vertex(items[j].stage, items[j].copy)] = place[j], set[items[j].copy * S + items[j].stage] = 1;
-        for (std::size_t d = 0; d < taken.size(); ++d)
-          if (q.classes_[x][d] == place[j]) taken[d] = 1;
+        dev[g.vertex(items[j].stage, items[j].copy)] = place[j];
+        taken[static_cast<std::size_t>(std::find(devs.begin(), devs.end(), place[j]) - devs.begin())] = 1;
       }
       std::size_t next = 0;
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t s = 0; s < S; ++s) {
-          if (chosen[r][s] != x || set[r * S + s]) continue;
+          if (chosen[r][s] != x || dev[g.vertex(s, r)] != unplaced) continue;
           while (taken[next]) ++next;
           taken[next] = 1;
-          dev[g.vertex(s, r)] = q.classes_[x][next];
+          dev[g.vertex(s, r)] = devs[next];
         }
     }
     // the model's own times (sums in another order): a mapping over t by rounding answers
@@ -414,14 +404,12 @@ inline cover_answer quotient_copy_search::solve(double t, const limits& lim, con
   cover_answer a;
   if (!applies_) return a;
   const double T = t * (1 + 1e-9) + 1e-12;  // a copy whose time rounds to t is listed
-  std::shared_ptr<const listing> lst = cache_.covering(T);
+  const auto lst = cache_.covering(T, [&](listing& fresh, const listing*) {
+    return run_programme(T, lim, stop, deadline, fresh, a.nodes, capped_at, t);
+  });
   if (!lst) {
-    lst = list(T, lim, stop, deadline, &a.nodes, capped_at, t);
-    if (!lst) {
-      a.capped = !interrupted(stop, deadline);
-      return a;
-    }
-    cache_.offer(lst);
+    a.capped = !interrupted(stop, deadline);
+    return a;
   }
   const auto& tau = lst->tau;
   const std::size_t n = static_cast<std::size_t>(std::upper_bound(tau.begin(), tau.end(), T) - tau.begin());

@@ -1,19 +1,12 @@
 #pragma once
 /// \file map/detail/quotient_copy_listing.hpp
-/// The quotient copy cover of the p2p model: the copy cover (map/detail/copy_cover.hpp)
-/// on *link classes* (map/detail/device_classes.hpp: sets of devices whose links to every device
-/// outside cost the same, such as the nodes of random_blk_2 or the boxes of a DGX-1 cluster), with
-/// the links inside each class relaxed to its cheapest, and an exact realisation on the real links.
-///
-/// With equal replica counts every replica r forms a *copy* (the S stage replicas s_r), and the
-/// p2p time of s_r reads only the devices of its copy:
-///
-///   time(s_r) = c_u(s) + Σ_{s' ∈ adj(s)} M(s, s') · w(p(s_r), p(s'_r))
-///
-/// Between classes X ≠ Y every link costs one w(X, Y); replacing the links inside X by the
-/// cheapest, w(X, X), only lowers times. In that relaxed topology a copy is a *class assignment*
-/// σ: stages → classes, its stage times read only σ, and up to the devices inside each class it is
-/// its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
+/// The quotient copy cover of the p2p model: the copy cover (map/detail/copy_cover.hpp) on *link
+/// classes* (map/detail/device_classes.hpp) with the links inside each class relaxed to its
+/// cheapest (map/detail/quotient_ring.hpp: the relaxation only lowers times), and an exact
+/// realisation on the real links. With equal replica counts the p2p time of stage replica s_r
+/// reads only the devices of its copy r, so in the relaxed topology a copy is a *class
+/// assignment* σ: stages → classes, its stage times read only σ, and up to the devices inside
+/// each class it is its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
 ///   1. **Listing.** τ(c) = the least relaxed copy time (max over its stages) of an assignment with
 ///      counts c. A dynamic programme over the stages in a fixed order (the stage of highest degree,
 ///      then always one with the most placed neighbours) keeps one state per (counts so far,
@@ -115,19 +108,11 @@ class quotient_copy_search {
     std::vector<std::uint8_t> flat;
     std::vector<double> tau;  ///< ascending
   };
-  /// The listing of the programme at T (file comment); null when it reached a limit, `*stop`,
-  /// `deadline`, or (`capped_at`, as in `solve`) a capped target ≤ t. `steps_out` (optional):
-  /// the programme's children are added to it.
-  [[nodiscard]] std::shared_ptr<const listing> list(double T, const limits& lim, const std::atomic<bool>* stop = nullptr,
-                                                    clock::time_point deadline = clock::time_point::max(),
-                                                    std::uint64_t* steps_out = nullptr, const std::atomic<double>* capped_at = nullptr,
-                                                    double t = 0) const {
+  /// The listing of the programme at T (file comment); null when it reached a limit.
+  [[nodiscard]] std::shared_ptr<const listing> list(double T, const limits& lim) const {
     auto out = std::make_shared<listing>();
-    out->t = T;
     std::uint64_t steps = 0;
-    const bool ok = run_programme(T, lim, stop, deadline, *out, steps, capped_at, t);
-    if (steps_out) *steps_out += steps;
-    return ok ? out : nullptr;
+    return run_programme(T, lim, nullptr, clock::time_point::max(), *out, steps) ? out : nullptr;
   }
 
   /// Drops the cached listing (no solve may run meanwhile): the next solve lists afresh, as the
@@ -160,14 +145,10 @@ class quotient_copy_search {
       std::size_t best = S_;
       for (std::size_t s = 0; s < S_; ++s) {
         if (in[s]) continue;
-        const std::size_t deg = g.neighbours(s).size();
-        if (best == S_) {
-          best = s;
-          continue;
-        }
-        const std::size_t bdeg = g.neighbours(best).size();
-        if (i == 0 ? deg > bdeg
-                   : placed_nb[s] > placed_nb[best] || (placed_nb[s] == placed_nb[best] && deg - placed_nb[s] < bdeg - placed_nb[best]))
+        const std::size_t deg = g.neighbours(s).size(), bdeg = best == S_ ? 0 : g.neighbours(best).size();
+        if (best == S_ || (i == 0 ? deg > bdeg
+                                  : placed_nb[s] > placed_nb[best] ||
+                                        (placed_nb[s] == placed_nb[best] && deg - placed_nb[s] < bdeg - placed_nb[best])))
           best = s;
       }
       in[best] = 1;
@@ -325,9 +306,11 @@ class quotient_copy_search {
     }
   };
 
-  /// The programme at T (file comment) into `out`; false at a limit, `*stop` or `deadline`.
+  /// The programme at T (file comment) into `out`, its children added to `steps`; false at a
+  /// limit, `*stop`, `deadline`, or (`capped_at`, as in `solve`) a capped target ≤ t.
   bool run_programme(double T, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline, listing& out,
                      std::uint64_t& steps, const std::atomic<double>* capped_at = nullptr, double t = 0) const {
+    out.t = T;
     const double inf = std::numeric_limits<double>::infinity();
     layer cur, nxt;
     cur.start(K_);

@@ -1,6 +1,6 @@
 #pragma once
 /// \file map/detail/quotient_ring.hpp
-/// The quotient ring cover of the allreduce model (issue 16): a relaxation of the ring cover
+/// The quotient ring cover of the allreduce model: a relaxation of the ring cover
 /// (map/detail/ring_cover.hpp) on *link classes*, which refutes targets whose ring cover cannot
 /// list its device sets (random_blk_2: 229 k sets of 8 devices at every stage's adjacent-node
 /// threshold).
@@ -77,20 +77,10 @@ namespace devplace::detail {
   return w;
 }
 
-/// The next draw of the realisations (`quotient_ring_search::realise`, `line_ring_search::realise`):
-/// every class's devices shuffled in place (Fisher–Yates on a 64-bit LCG with state `z`).
-inline void shuffle_class_pools(std::vector<std::vector<std::size_t>>& pool, std::uint64_t& z) {
-  for (auto& p : pool)
-    for (std::size_t i = p.size(); i > 1; --i) {
-      z = z * 6364136223846793005ull + 1442695040888963407ull;
-      std::swap(p[i - 1], p[(z >> 33) % i]);
-    }
-}
-
 /// The ring realisation of the relaxed ring covers (quotient and line): a mapping at t from
 /// per-stage counts over the classes (`counts[s·K + x]`, the classes taken in `order`), if one
 /// of `tries` draws realises them. Each stage takes its counts from the devices of each class (in
-/// order, then shuffled per draw); `ring_of(set)` reorders its devices into a ring and returns
+/// order, then shuffled per draw: Fisher–Yates on a 64-bit LCG); `ring_of(set)` reorders its devices into a ring and returns
 /// the ring's largest per-byte cost; the stage must then meet t. The device of every vertex
 /// s·R + q, or empty.
 template <class RingOf>
@@ -103,7 +93,11 @@ template <class RingOf>
   std::uint64_t z = 0x853C49E6748FEA9Bull;
   std::vector<std::size_t> dev(g.vertices()), ring;
   for (std::size_t draw = 0; draw < tries; ++draw) {
-    if (draw > 0) shuffle_class_pools(pool, z);
+    for (auto& p : pool)
+      for (std::size_t i = p.size(); i > 1 && draw > 0; --i) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        std::swap(p[i - 1], p[(z >> 33) % i]);
+      }
     std::vector<std::size_t> next(K, 0);
     bool ok = true;
     for (std::size_t s = 0; s < S && ok; ++s) {
@@ -147,13 +141,11 @@ class quotient_ring_search {
 
   /// W(c) of the count vector `count` (K entries, Σ = R) in the relaxed topology: the least
   /// largest cost over its cyclic orders (+inf when it has none); NaN when the programme would
-  /// exceed `max_states` states.
-  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count, std::size_t max_states = std::size_t{1} << 16) const {
-    std::vector<double> scratch;
-    return ring_cost(count, scratch, max_states);
-  }
-  /// Same, with the programme's table in `best` (reused between calls).
-  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count, std::vector<double>& best, std::size_t max_states) const {
+  /// exceed `max_states` states. `scratch` (optional): the programme's table, reused between calls.
+  [[nodiscard]] double ring_cost(std::span<const std::uint32_t> count, std::size_t max_states = std::size_t{1} << 16,
+                                 std::vector<double>* scratch = nullptr) const {
+    std::vector<double> own;
+    auto& best = scratch ? *scratch : own;
     std::vector<std::size_t> ks;
     for (std::size_t x = 0; x < K_; ++x)
       if (count[x] > 0) ks.push_back(x);
@@ -203,15 +195,10 @@ class quotient_ring_search {
     const auto above = std::upper_bound(values_.begin(), values_.end(), theta);
     a.next_change = above == values_.end() ? std::numeric_limits<double>::infinity() : g.least_ring_stage_ms(*above);
     // 1. the count vectors with W ≤ θ, from the listing at the largest θ so far when it covers θ
-    std::shared_ptr<const listing> lst = cache_.covering(theta);
+    const auto lst = cache_.covering(theta, [&](listing& fresh, const listing*) { return list(theta, lim, stop, deadline, fresh, a); });
     if (!lst) {
-      auto fresh = std::make_shared<listing>();
-      if (!list(theta, lim, stop, deadline, *fresh, a)) {
-        a.capped = !interrupted(stop, deadline);
-        return a;
-      }
-      cache_.offer(fresh);
-      lst = std::move(fresh);
+      a.capped = !interrupted(stop, deadline);
+      return a;
     }
     a.rows = lst->W.size();
     const auto& flat = lst->flat;
@@ -247,11 +234,8 @@ class quotient_ring_search {
     a.answer = cover_answer::kind::relaxed_found;
     a.counts.assign(S_ * K_, 0);
     for (const auto row : pack.solution()) {
-      std::size_t s = S_;
-      for (std::size_t j = starts[row]; j < starts[row + 1]; ++j)
-        if (entries[j].cls >= K_) s = entries[j].cls - K_;
-      for (std::size_t j = starts[row]; j < starts[row + 1]; ++j)
-        if (entries[j].cls < K_) a.counts[s * K_ + entries[j].cls] = entries[j].count;
+      const std::size_t s = entries[starts[row + 1] - 1].cls - K_;  // the row's stage slot, its last entry
+      for (std::size_t j = starts[row]; j + 1 < starts[row + 1]; ++j) a.counts[s * K_ + entries[j].cls] = entries[j].count;
     }
     return a;
   }
@@ -292,7 +276,7 @@ class quotient_ring_search {
     auto compose = [&](auto&& self, std::size_t j, std::uint32_t left, std::uint32_t room) -> void {
       if (!work.step()) return;
       if (j == sub.size()) {
-        const double w = ring_cost(count, scratch, std::size_t{1} << 16);
+        const double w = ring_cost(count, std::size_t{1} << 16, &scratch);
         if (std::isnan(w)) {
           capped = true;  // the programme's limit: the vector is unknown
           return;

@@ -1,27 +1,12 @@
 #pragma once
 /// \file map/detail/ring_cover.hpp
-/// The ring-cover inner search of `mapping_search` (the `ring_cover` oracle, map/oracle.hpp), the allreduce
-/// counterpart of the copy cover. Under the allreduce model without latency, stage s on a ring of
-/// devices takes c_u(s) + x_s · W, where x_s = 2(R−1)/R · P(s) and W is the largest per-byte
-/// link cost along the ring; a device set X can hold a ring of W(X) = the smallest such W over
-/// its Hamiltonian cycles (either direction). At a target t, stage s accepts X iff W(X) ≤ θ_s =
-/// (t − c_u(s)) / x_s, so the acceptable sets are nested: a set fast enough for one stage is
-/// fast enough for every stage with a larger θ. A mapping with every stage time ≤ t is exactly S
-/// pairwise device-disjoint sets that can be given to distinct stages, i.e. (Hall's condition for
-/// nested sets) for every k, at most k of them have level ≤ k, where level(X) = #{s : θ_s ≥ W(X)}.
-/// Per target:
-///   1. `enumerate`: a depth-first search over simple paths from each device v0 through larger
-///      devices (one direction per cycle: second device < last device), tracking the largest link
-///      cost in both directions, closes every R-cycle with W ≤ max_s θ_s, keeps the best cycle of
-///      each device set, and records the smallest stage time above t at which a pruned path could
-///      complete.
-///   2. the exact cover (map/detail/exact_cover.hpp) of the devices by S sets under the level
-///      condition; the stages are then given the sets largest W to largest θ.
-/// A complete failure proves that no mapping has objective < the smallest value above t at which
-/// some set's level changes or a pruned path could complete. The listing stops at `max_rings`
-/// sets or its node budget, the cover at its node budget: the answer is then unknown (the
-/// depth-first search of Algorithm 2 answers the target instead). Stages without parameters
-/// (x_s = 0) and links with latency fall outside the nested form: the ring cover does not apply.
+/// The ring-cover inner search of `mapping_search` (the `ring_cover` oracle, map/oracle.hpp), the
+/// allreduce counterpart of the copy cover: stage s on a ring of devices takes c_u(s) + x_s · W
+/// (x_s = 2(R−1)/R · P(s), W the ring's largest per-byte link cost), so the device sets a stage
+/// accepts at t are nested. Per target, `enumerate` (by paths) or `enumerate_by_subsets` lists
+/// every device set holding an R-cycle with W ≤ max_s θ_s, and the exact cover with row levels
+/// (map/detail/exact_cover.hpp) chooses S of them under Hall's condition. The method, its bound,
+/// limits and where it applies: docs/mapping-oracles.md, "Ring cover".
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -79,13 +64,9 @@ class ring_cover_search {
   using cache_type = ring_listing_cache;
   static constexpr bool rings = true;
 
-  /// The arguments after `L` are those of the copy cover's (unused here), so that both covers
-  /// take turns in the same way (map/detail/copy_cover_turns.hpp).
   /// `by_subsets`: list by subsets where it applies (symmetric links, D ≤ 64, 3 ≤ R ≤ 16), else
   /// by paths (the two listings give the same sets and values; tested).
-  ring_cover_search(const stage_graph& g, const link_costs& L, const device_bound_table& = {},
-                    const std::vector<std::vector<std::size_t>>& = {}, const std::vector<std::size_t>& = {},
-                    bool by_subsets = true)
+  ring_cover_search(const stage_graph& g, const link_costs& L, bool by_subsets = true)
       : g_(&g), L_(&L), S_(g.stages()), R_(g.replicas()), D_(L.devices()),
         dp_(by_subsets && L.symmetric() && D_ <= 64 && R_ >= 3 && R_ <= 16) {
     // every device's others by the cheaper direction of their link: the link table's own order
@@ -101,6 +82,9 @@ class ring_cover_search {
     }
   }
 
+  /// Whether this search lists by subsets (else by paths).
+  [[nodiscard]] bool lists_by_subsets() const noexcept { return dp_; }
+
   /// The ring-cover answer at target t (see the file comment), from `cache` when it holds a
   /// listing at a target ≥ t, else from a new listing at t (offered to the cache). `max_rings`
   /// sets listed, and `budget.listing` nodes for the listing and `budget.cover` for the cover.
@@ -109,16 +93,12 @@ class ring_cover_search {
                                    ring_listing_cache& cache, const std::atomic<bool>* stop = nullptr,
                                    cover_clock::time_point deadline = cover_clock::time_point::max()) const {
     cover_answer a;
-    std::shared_ptr<const ring_listing> listing = cache.get();
-    if (!listing || listing->t < t) {
-      const std::size_t fit = (std::size_t{256} << 20) / (16 * R_ + 64);
-      auto fresh = std::make_shared<ring_listing>();
-      const bool listed = dp_ ? enumerate_by_subsets(t, std::min(max_rings, fit), budget.listing, stop, deadline, *fresh, a)
-                              : enumerate(t, std::min(max_rings, fit), budget.listing, stop, deadline, *fresh, a);
-      if (!listed) return a;
-      cache.offer(fresh);
-      listing = std::move(fresh);
-    }
+    const std::size_t most = std::min(max_rings, (std::size_t{256} << 20) / (16 * R_ + 64));
+    const auto listing = cache.covering(t, [&](ring_listing& fresh, const ring_listing*) {
+      return dp_ ? enumerate_by_subsets(t, most, budget.listing, stop, deadline, fresh, a)
+                 : enumerate(t, most, budget.listing, stop, deadline, fresh, a);
+    });
+    if (!listing) return a;
     // the thresholds at t, largest first; the sets within the largest, their levels, and the
     // next value above t at which a level changes
     std::vector<double> theta(S_);
@@ -128,7 +108,6 @@ class ring_cover_search {
     std::stable_sort(by_theta.begin(), by_theta.end(), [&](std::size_t x, std::size_t y) { return theta[x] > theta[y]; });
     a.next_change = listing->next_change;
     std::vector<std::uint32_t> rows, levels;
-    std::vector<std::size_t> index;  // listing index of each row
     // the rows by W, the fastest rings first (the order the cover tries them in)
     std::vector<std::size_t> by_w(listing->w.size());
     std::iota(by_w.begin(), by_w.end(), std::size_t{0});
@@ -154,7 +133,6 @@ class ring_cover_search {
       rows.insert(rows.end(), listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_),
                   listing->dev.begin() + static_cast<std::ptrdiff_t>(e * R_ + R_));
       levels.push_back(level);
-      index.push_back(e);
     }
     a.rows = levels.size();
     const auto x = solve_packing(D_, R_, std::span<const std::uint32_t>(rows), S_, budget.cover, stop, deadline,
@@ -296,18 +274,10 @@ class ring_cover_search {
     return finish_listing(work, capped, max_rings, pruned, out, a);
   }
 
-  /// Whether this search lists by subsets (else by paths).
- public:
-  [[nodiscard]] bool lists_by_subsets() const noexcept { return dp_; }
-
- private:
-  /// Symmetric links, D ≤ 64, 3 ≤ R ≤ 16: the listing by subsets. Every device set of the
-  /// threshold graph that contains v0 as its smallest device is reached as (set, end) states, the
-  /// smallest largest link over the paths from v0 through the set to the end kept per state
-  /// (Held–Karp with bottleneck costs, breadth-first by size, a hash map per size); a full set
-  /// closes back to v0. Paths that reach the same state merge, so a set is no longer walked once
-  /// per Hamiltonian path. The pruned value recorded is the merged state's, a lower bound for
-  /// every path it stands for. `nodes` counts the state extensions.
+  /// Symmetric links, D ≤ 64, 3 ≤ R ≤ 16: the listing by subsets, (set, end) states breadth-first
+  /// by size from each smallest device v0 (docs/mapping-oracles.md, "Ring cover"). The pruned
+  /// value recorded is the merged state's, a lower bound for every path it stands for. `nodes`
+  /// counts the state extensions.
   bool enumerate_by_subsets(double t, std::size_t max_rings, std::uint64_t node_budget, const std::atomic<bool>* stop,
                             cover_clock::time_point deadline, ring_listing& out, cover_answer& a) const {
     out.t = t;
