@@ -51,17 +51,17 @@ enum class collective_op { all_reduce, reduce_scatter, all_gather, point_to_poin
 }
 
 /// Time in ms of collective `c` on a buffer of `bytes` among `members` on a ring whose every
-/// member achieves `bandwidth_gbps` GB/s with `latency_us` µs per step. Throws
+/// member achieves `gbps` GB/s with `lat_us` µs per step. Throws
 /// std::invalid_argument for a negative size, no members or a bandwidth that is not > 0.
 [[nodiscard]] inline double ring_collective_ms(collective_op c, double bytes, std::size_t members,
-                                               double bandwidth_gbps, double latency_us = 0) {
+                                               double gbps, double lat_us = 0) {
   if (!(bytes >= 0)) throw std::invalid_argument("ring_collective_ms: bytes must be >= 0");
   if (members == 0) throw std::invalid_argument("ring_collective_ms: at least one member");
-  if (!(bandwidth_gbps > 0)) throw std::invalid_argument("ring_collective_ms: bandwidth must be > 0");
-  if (!(latency_us >= 0)) throw std::invalid_argument("ring_collective_ms: latency must be >= 0");
+  if (!(gbps > 0)) throw std::invalid_argument("ring_collective_ms: bandwidth must be > 0");
+  if (!(lat_us >= 0)) throw std::invalid_argument("ring_collective_ms: latency must be >= 0");
   if (c != collective_op::point_to_point && members == 1) return 0.0;
   return collective_steps(c, members) *
-         transfer_time_ms(collective_chunk_bytes(c, bytes, members), bandwidth_gbps, latency_us);
+         transfer_time_ms(collective_chunk_bytes(c, bytes, members), gbps, lat_us);
 }
 
 }  // namespace devplace

@@ -15,9 +15,9 @@
 
 namespace devplace {
 
-/// T(x; B, ℓ) in ms: `bytes` at `bandwidth_gbps` GB/s plus `latency_us` µs; 0 for an empty message.
-[[nodiscard]] constexpr double transfer_time_ms(double bytes, double bandwidth_gbps, double latency_us = 0) noexcept {
-  return bytes > 0 ? bytes / (bandwidth_gbps * 1e6) + latency_us * 1e-3 : 0.0;
+/// T(x; B, ℓ) in ms: `bytes` at `gbps` GB/s plus `lat_us` µs; 0 for an empty message.
+[[nodiscard]] constexpr double transfer_time_ms(double bytes, double gbps, double lat_us = 0) noexcept {
+  return bytes > 0 ? bytes / (gbps * 1e6) + lat_us * 1e-3 : 0.0;
 }
 
 /// The same from ms per byte (w = 1 / (B · 10^6)) and latency in ms, as dense tables store them.
@@ -25,9 +25,9 @@ namespace devplace {
   return bytes > 0 ? bytes * ms_per_byte + latency_ms : 0.0;
 }
 
-/// Bytes each replica sends per ring step of an allreduce of `param_bytes` over `replicas`: P / R.
-[[nodiscard]] constexpr double ring_step_bytes(double param_bytes, std::size_t replicas) noexcept {
-  return replicas > 1 ? param_bytes / static_cast<double>(replicas) : 0.0;
+/// Bytes each replica sends per ring step of an allreduce of `grad_bytes` over `replicas`: P / R.
+[[nodiscard]] constexpr double ring_step_bytes(double grad_bytes, std::size_t replicas) noexcept {
+  return replicas > 1 ? grad_bytes / static_cast<double>(replicas) : 0.0;
 }
 
 /// Steps of a ring allreduce over `replicas`: 2(R − 1).

@@ -48,16 +48,16 @@ inline void check_cost_options(const stage_cost_options& o, const char* who) {
 }
 
 /// t(X, R) from the stage's compute (ms) and the bytes on its cut edges.
-[[nodiscard]] constexpr double stage_time_ms(double compute_ms, double cut_bytes, const stage_cost_options& o) noexcept {
-  return (compute_ms + cut_bytes * cut_ms_per_byte(o)) / static_cast<double>(o.replicas);
+[[nodiscard]] constexpr double stage_time_ms(double compute, double cut_bytes, const stage_cost_options& o) noexcept {
+  return (compute + cut_bytes * cut_ms_per_byte(o)) / static_cast<double>(o.replicas);
 }
 /// m(X) from the stage's internal memory Σ max(m_fwd, m_bwd) and the bytes on its cut edges.
 [[nodiscard]] constexpr double stage_memory_bytes(double internal_bytes, double cut_bytes, const stage_cost_options& o) noexcept {
   return (internal_bytes + cut_bytes) / static_cast<double>(o.micro_batches == 0 ? 1 : o.micro_batches);
 }
 /// m(X) ≤ R · device memory.
-[[nodiscard]] constexpr bool stage_fits(double memory_bytes, const stage_cost_options& o) noexcept {
-  return memory_bytes <= static_cast<double>(o.replicas) * o.device_memory_bytes;
+[[nodiscard]] constexpr bool stage_fits(double bytes, const stage_cost_options& o) noexcept {
+  return bytes <= static_cast<double>(o.replicas) * o.device_memory_bytes;
 }
 
 struct partition_evaluation {

@@ -78,11 +78,11 @@ struct iteration_mapping_settings {
 /// declares the mapper only (map/map_devices.hpp): header-only, a file that calls this includes
 /// map/mapper.hpp too (`devplace/sim.hpp` does); compiled mode needs nothing more.
 template <int = 0>
-[[nodiscard]] mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> forward_ms,
+[[nodiscard]] mapping_result map_for_iteration(const stage_graph& g, const link_costs& L, std::vector<double> stage_forward_ms,
                                                const iteration_mapping_settings& s, mapper_options o = {}) {
   using clock = std::chrono::steady_clock;
-  if (forward_ms.size() != g.stages())
-    throw std::invalid_argument("map_for_iteration: forward_ms has " + std::to_string(forward_ms.size()) +
+  if (stage_forward_ms.size() != g.stages())
+    throw std::invalid_argument("map_for_iteration: forward_ms has " + std::to_string(stage_forward_ms.size()) +
                                 " entries for " + std::to_string(g.stages()) + " stages");
   if (s.micro_batches == 0) throw std::invalid_argument("map_for_iteration: micro_batches must be >= 1");
   if (!(s.combined_share > 0 && s.combined_share <= 1))
@@ -95,7 +95,7 @@ template <int = 0>
   o.micro_batches = s.micro_batches;
   if (limited) o.timeout_s *= s.combined_share;
   mapping_result r = map_devices(g, L, o);
-  const iteration_cost model{.forward_ms = std::move(forward_ms), .micro_batches = s.micro_batches, .recompute = s.recompute,
+  const iteration_cost model{.forward_ms = std::move(stage_forward_ms), .micro_batches = s.micro_batches, .recompute = s.recompute,
                              .blocking_sends = s.blocking_sends};
   std::vector<std::vector<std::size_t>> starts;
   if (r.has_solution()) starts.push_back(flatten(g, r.device_of));

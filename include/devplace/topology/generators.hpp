@@ -210,7 +210,7 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
 /// 11 GB/s in the paper), `inter_gbps` across nodes (Ethernet 1.1 GB/s).
 [[nodiscard]] inline matrix_topology two_level(std::size_t nodes = 4, std::size_t per_node = 4, double intra_gbps = 11.0,
                                                double inter_gbps = 1.1,
-                                               double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                               double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (nodes == 0 || per_node == 0) throw spec_error("shape", "two_level needs shape [nodes, devices_per_node] >= 1");
   detail::check_positive("intra_gbps", intra_gbps);
   detail::check_positive("inter_gbps", inter_gbps);
@@ -220,13 +220,13 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
     for (std::size_t b = 0; b < n; ++b)
       bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = a / per_node == b / per_node ? intra_gbps : inter_gbps;
   return detail::finish(std::move(bw), "two_level", detail::node_device_names(std::vector<std::size_t>(nodes, per_node), "gpu"),
-                        memory_bytes, latency_us);
+                        mem_bytes, lat_us);
 }
 
 /// A cluster of `nodes` DGX-1 boxes: NVLink double 43.2, single 21.4, PCIe 10.1 GB/s inside a
 /// node, `inter_gbps` (1.4) across nodes. Device i is GPU i mod 8 of node i / 8.
 [[nodiscard]] inline matrix_topology dgx1_cluster(std::size_t nodes = 4, double inter_gbps = 1.4,
-                                                  double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                                  double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (nodes == 0) throw spec_error("shape", "dgx1_cluster needs shape [nodes] with nodes >= 1");
   detail::check_positive("inter_gbps", inter_gbps);
   const std::size_t n = nodes * 8;
@@ -238,73 +238,73 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
       bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) =
           a / 8 == b / 8 ? by_links[links[a % 8][b % 8]] : inter_gbps;
   auto t = detail::finish(std::move(bw), nodes == 1 ? "dgx1" : "dgx1_cluster",
-                          detail::node_device_names(std::vector<std::size_t>(nodes, 8), "gpu"), memory_bytes, latency_us);
+                          detail::node_device_names(std::vector<std::size_t>(nodes, 8), "gpu"), mem_bytes, lat_us);
   return t;
 }
 
 /// One DGX-1 (8 V100s).
-[[nodiscard]] inline matrix_topology dgx1(double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
-  return dgx1_cluster(1, 1.4, memory_bytes, latency_us);
+[[nodiscard]] inline matrix_topology dgx1(double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
+  return dgx1_cluster(1, 1.4, mem_bytes, lat_us);
 }
 
-[[nodiscard]] inline matrix_topology mesh2d(std::size_t x, std::size_t y, double memory_bytes = default_device_memory_bytes,
-                                            double latency_us = 0) {
+[[nodiscard]] inline matrix_topology mesh2d(std::size_t x, std::size_t y, double mem_bytes = default_device_memory_bytes,
+                                            double lat_us = 0) {
   if (x == 0 || y == 0) throw spec_error("shape", "mesh2d needs shape [x, y] with x, y >= 1");
-  return detail::grid({x, y}, false, "mesh2d", memory_bytes, latency_us);
+  return detail::grid({x, y}, false, "mesh2d", mem_bytes, lat_us);
 }
-[[nodiscard]] inline matrix_topology torus2d(std::size_t x, std::size_t y, double memory_bytes = default_device_memory_bytes,
-                                             double latency_us = 0) {
+[[nodiscard]] inline matrix_topology torus2d(std::size_t x, std::size_t y, double mem_bytes = default_device_memory_bytes,
+                                             double lat_us = 0) {
   if (x == 0 || y == 0) throw spec_error("shape", "torus2d needs shape [x, y] with x, y >= 1");
-  return detail::grid({x, y}, true, "torus2d", memory_bytes, latency_us);
+  return detail::grid({x, y}, true, "torus2d", mem_bytes, lat_us);
 }
 [[nodiscard]] inline matrix_topology mesh3d(std::size_t x, std::size_t y, std::size_t z,
-                                            double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                            double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (x == 0 || y == 0 || z == 0) throw spec_error("shape", "mesh3d needs shape [x, y, z] with x, y, z >= 1");
-  return detail::grid({x, y, z}, false, "mesh3d", memory_bytes, latency_us);
+  return detail::grid({x, y, z}, false, "mesh3d", mem_bytes, lat_us);
 }
 [[nodiscard]] inline matrix_topology torus3d(std::size_t x, std::size_t y, std::size_t z,
-                                             double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                             double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (x == 0 || y == 0 || z == 0) throw spec_error("shape", "torus3d needs shape [x, y, z] with x, y, z >= 1");
-  return detail::grid({x, y, z}, true, "torus3d", memory_bytes, latency_us);
+  return detail::grid({x, y, z}, true, "torus3d", mem_bytes, lat_us);
 }
 
 /// random_blk_1: nodes of random size; one intra-node bandwidth per node from U[1e-4, 1e-2]
 /// MB/us; every inter-node pair 1e-4 MB/us.
 [[nodiscard]] inline matrix_topology random_blk_1(std::size_t devices, std::uint64_t seed,
-                                                  double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                                  double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (devices == 0) throw spec_error("devices", "random_blk_1 needs devices >= 1");
   detail::splitmix64 rng(seed);
   const auto sizes = detail::random_node_sizes(rng, devices);
   std::vector<double> intra(sizes.size());
   for (auto& b : intra) b = rng.uniform(1e-4, 1e-2);
-  std::vector<std::size_t> node_of;
-  for (std::size_t k = 0; k < sizes.size(); ++k) node_of.insert(node_of.end(), sizes[k], k);
+  std::vector<std::size_t> device_node;
+  for (std::size_t k = 0; k < sizes.size(); ++k) device_node.insert(device_node.end(), sizes[k], k);
   const auto n = static_cast<Eigen::Index>(devices);
   Eigen::MatrixXd bw(n, n);
   for (Eigen::Index a = 0; a < n; ++a)
     for (Eigen::Index b = 0; b < n; ++b) {
-      const auto na = node_of[static_cast<std::size_t>(a)], nb = node_of[static_cast<std::size_t>(b)];
+      const auto na = device_node[static_cast<std::size_t>(a)], nb = device_node[static_cast<std::size_t>(b)];
       bw(a, b) = detail::mbus_to_gbps(na == nb ? intra[na] : 1e-4);
     }
-  return detail::finish(std::move(bw), "random_blk_1", detail::node_device_names(sizes, "dev"), memory_bytes, latency_us);
+  return detail::finish(std::move(bw), "random_blk_1", detail::node_device_names(sizes, "dev"), mem_bytes, lat_us);
 }
 
 /// random_blk_2: nodes of random size; every intra-node pair from U[1e-5, 1e-2] MB/us; nodes i
 /// and j connected at (mean intra-node bandwidth / 10) / |i - j|.
 [[nodiscard]] inline matrix_topology random_blk_2(std::size_t devices, std::uint64_t seed,
-                                                  double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                                  double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (devices == 0) throw spec_error("devices", "random_blk_2 needs devices >= 1");
   detail::splitmix64 rng(seed);
   const auto sizes = detail::random_node_sizes(rng, devices);
-  std::vector<std::size_t> node_of;
-  for (std::size_t k = 0; k < sizes.size(); ++k) node_of.insert(node_of.end(), sizes[k], k);
+  std::vector<std::size_t> device_node;
+  for (std::size_t k = 0; k < sizes.size(); ++k) device_node.insert(device_node.end(), sizes[k], k);
   const auto n = static_cast<Eigen::Index>(devices);
   Eigen::MatrixXd mbus = Eigen::MatrixXd::Zero(n, n);
   double sum = 0;
   std::size_t count = 0;
   for (Eigen::Index a = 0; a < n; ++a)
     for (Eigen::Index b = a + 1; b < n; ++b)
-      if (node_of[static_cast<std::size_t>(a)] == node_of[static_cast<std::size_t>(b)]) {
+      if (device_node[static_cast<std::size_t>(a)] == device_node[static_cast<std::size_t>(b)]) {
         mbus(a, b) = mbus(b, a) = rng.uniform(1e-5, 1e-2);
         sum += mbus(a, b);
         ++count;
@@ -313,16 +313,16 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
   Eigen::MatrixXd bw(n, n);
   for (Eigen::Index a = 0; a < n; ++a)
     for (Eigen::Index b = 0; b < n; ++b) {
-      const auto na = node_of[static_cast<std::size_t>(a)], nb = node_of[static_cast<std::size_t>(b)];
+      const auto na = device_node[static_cast<std::size_t>(a)], nb = device_node[static_cast<std::size_t>(b)];
       const double gap = static_cast<double>(na > nb ? na - nb : nb - na);
       bw(a, b) = detail::mbus_to_gbps(na == nb ? mbus(a, b) : inter / gap);
     }
-  return detail::finish(std::move(bw), "random_blk_2", detail::node_device_names(sizes, "dev"), memory_bytes, latency_us);
+  return detail::finish(std::move(bw), "random_blk_2", detail::node_device_names(sizes, "dev"), mem_bytes, lat_us);
 }
 
 /// uniform_dist: every pair from U[1e-5, 1e-2] MB/us.
 [[nodiscard]] inline matrix_topology uniform_dist(std::size_t devices, std::uint64_t seed,
-                                                  double memory_bytes = default_device_memory_bytes, double latency_us = 0) {
+                                                  double mem_bytes = default_device_memory_bytes, double lat_us = 0) {
   if (devices == 0) throw spec_error("devices", "uniform_dist needs devices >= 1");
   detail::splitmix64 rng(seed);
   const auto n = static_cast<Eigen::Index>(devices);
@@ -331,7 +331,7 @@ inline std::vector<std::string> node_device_names(const std::vector<std::size_t>
     for (Eigen::Index b = a + 1; b < n; ++b) bw(a, b) = bw(b, a) = detail::mbus_to_gbps(rng.uniform(1e-5, 1e-2));
   std::vector<std::string> names;
   for (std::size_t d = 0; d < devices; ++d) names.push_back("dev" + std::to_string(d));
-  return detail::finish(std::move(bw), "uniform_dist", std::move(names), memory_bytes, latency_us);
+  return detail::finish(std::move(bw), "uniform_dist", std::move(names), mem_bytes, lat_us);
 }
 
 /// Expands a generator specification. Throws `spec_error` naming the offending field.

@@ -22,17 +22,17 @@ class matrix_topology {
  public:
   matrix_topology() = default;
 
-  /// D x D bandwidths (GB/s); latency defaults to 0, memory to `memory_bytes` on every device.
+  /// D x D bandwidths (GB/s); latency defaults to 0, memory to `mem_bytes` on every device.
   /// Throws std::invalid_argument if the matrix is not square, an off-diagonal bandwidth is not
   /// a finite positive number, a latency is negative or not finite, or a memory is not positive.
-  explicit matrix_topology(Eigen::MatrixXd bandwidth_gbps, double memory_bytes = 32.0 * (1ull << 30))
-      : bandwidth_(std::move(bandwidth_gbps)),
+  explicit matrix_topology(Eigen::MatrixXd bw_gbps, double mem_bytes = 32.0 * (1ull << 30))
+      : bandwidth_(std::move(bw_gbps)),
         latency_(Eigen::MatrixXd::Zero(bandwidth_.rows(), bandwidth_.cols())),
-        memory_(static_cast<std::size_t>(bandwidth_.rows()), memory_bytes) {
+        memory_(static_cast<std::size_t>(bandwidth_.rows()), mem_bytes) {
     validate();
   }
-  matrix_topology(Eigen::MatrixXd bandwidth_gbps, Eigen::MatrixXd latency_us, std::vector<double> memory_bytes)
-      : bandwidth_(std::move(bandwidth_gbps)), latency_(std::move(latency_us)), memory_(std::move(memory_bytes)) {
+  matrix_topology(Eigen::MatrixXd bw_gbps, Eigen::MatrixXd lat_us, std::vector<double> mem_bytes)
+      : bandwidth_(std::move(bw_gbps)), latency_(std::move(lat_us)), memory_(std::move(mem_bytes)) {
     validate();
   }
 
