@@ -26,6 +26,7 @@
 #include "devplace/io/topology_json.hpp"
 #include "devplace/io/atomic_write.hpp"
 #include "devplace/map/mapping_result.hpp"
+#include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
 #if DEVPLACE_HEADER_ONLY
 #include "devplace/io/plan_json.ipp"  // the plan reader's and writer's definitions (compiled mode: devplace::core)

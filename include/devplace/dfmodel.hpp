@@ -8,6 +8,7 @@
 #include "devplace/dfmodel/fusion.hpp"
 #include "devplace/dfmodel/intra_chip.hpp"
 #include "devplace/dfmodel/network.hpp"
+#include "devplace/dfmodel/network_topology.hpp"
 #include "devplace/dfmodel/setup.hpp"
 #if DEVPLACE_HEADER_ONLY
 #include "devplace/dfmodel/setup.ipp"  // the setup reader's and result_json's definitions (compiled mode: devplace::core)

@@ -1,7 +1,7 @@
 // Topologies as dimensions: collective factors, cost units, named compositions, bandwidth matrices.
 #include <doctest/doctest.h>
 
-#include "devplace/dfmodel/network.hpp"
+#include "devplace/dfmodel/network_topology.hpp"
 #include "devplace/dfmodel/system.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/topology/concepts.hpp"

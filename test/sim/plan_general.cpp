@@ -1,6 +1,7 @@
 // The (S, R) search with Parmesan's general DP J(2) (`plan_search_options::general`): the general
 // configurations' partitions against a brute-force oracle of eq. 2, the written plan read back and
 // simulated to the same figures, and the bound-pruned search against the exhaustive one.
+#include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/partition/stage_cost.hpp"
 #include "devplace/sim/detail/plan_bounds.hpp"

@@ -1,3 +1,4 @@
+#include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/sim/plan_search.hpp"
 
 #include <doctest/doctest.h>

@@ -5,19 +5,16 @@
 /// and the one parallelism it carries (TP, PP or DP; a dimension is never subdivided). Named
 /// compositions: 2-D / 3-D torus (R × R [× R]), dragonfly (FC × FC), DGX-1 (R × SW), DGX-2
 /// (SW × SW), ZionEX (R × FC). Also: the per-byte collective factors ρ, the link and switch counts
-/// of the cost model, and the library's bandwidth matrix (`to_matrix_topology`).
+/// of the cost model. The library's bandwidth matrix of a network (`to_matrix_topology`) is in
+/// dfmodel/network_topology.hpp.
 ///
 /// Units follow the authors' model: bandwidths in GB/s = bytes/ns, so bytes · ρ is in ns.
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "devplace/topology/matrix_topology.hpp"
 
 namespace devplace::dfmodel {
 
@@ -232,42 +229,6 @@ struct unit_counts {
     ++i;
   }
   return out;
-}
-
-/// The bandwidth matrix of `net` for the mapper and simulator. Chip ids are row-major over the
-/// dimensions with x fastest (chip = x + X·(y + Y·z)). Two chips that differ in one dimension
-/// talk over that dimension: a switch or a fully connected dimension gives one link's bandwidth,
-/// a ring gives link / hops (hops = the shorter way round). Chips that differ in several
-/// dimensions route dimension by dimension and get the smallest of those bandwidths.
-[[nodiscard]] inline matrix_topology to_matrix_topology(const network& net, double memory_bytes = 32.0 * (1ull << 30)) {
-  check_network(net);
-  const std::size_t n = num_chips(net);
-  if (n < 2) throw std::invalid_argument("dfmodel to_matrix_topology: needs at least 2 chips");
-  Eigen::MatrixXd bw = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
-  for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      double best = 1e300;
-      std::size_t ra = a, rb = b;
-      for (const auto& d : net.dims) {
-        const std::size_t ca = ra % d.size, cb = rb % d.size;
-        ra /= d.size;
-        rb /= d.size;
-        if (ca == cb) continue;
-        double x = d.link_gbps;
-        if (d.kind == dim_kind::ring) {
-          const std::size_t diff = ca > cb ? ca - cb : cb - ca;
-          x /= static_cast<double>(std::min(diff, d.size - diff));
-        }
-        best = std::min(best, x);
-      }
-      bw(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = best;
-    }
-  matrix_topology t(std::move(bw), memory_bytes);
-  std::string name;
-  for (const auto& d : net.dims) name += (name.empty() ? "" : "x") + std::string(to_string(d.kind)) + std::to_string(d.size);
-  t.set_name("dfmodel_" + name);
-  return t;
 }
 
 }  // namespace devplace::dfmodel

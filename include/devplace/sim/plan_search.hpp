@@ -35,7 +35,7 @@
 #include "devplace/dag/op_graph.hpp"
 #include "devplace/map/cost_models.hpp"
 #include "devplace/plan.hpp"
-#include "devplace/sim/pipeline_simulator.hpp"
+#include "devplace/sim/schedule.hpp"
 #include "devplace/status.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 

@@ -1,7 +1,5 @@
-// devplace::core: the library of compiled mode (see include/devplace/config.hpp). Built with
-// DEVPLACE_COMPILED, the headers below only declare their heavy functions (templates called with
-// their default argument) and an explicit instantiation of each; this translation unit includes
-// their definitions (the .ipp files) and instantiates them once.
+// devplace::core, the readers and writers: graphs, plans, topologies, clusters, the peers'
+// instances and DFModel setups (see core_plan.cpp for the library's translation units).
 #include "devplace/dfmodel/setup.hpp"
 #include "devplace/dfmodel/setup.ipp"
 #include "devplace/io/read_graph.hpp"
@@ -16,23 +14,17 @@
 #include "devplace/io/tarnawski_instance.ipp"
 #include "devplace/io/topology_json.hpp"
 #include "devplace/io/topology_json.ipp"
-#include "devplace/map/mapper.hpp"
-#include "devplace/map/mapper.ipp"
-#include "devplace/sim/plan_search.hpp"
-#include "devplace/sim/plan_search.ipp"
 
 #if DEVPLACE_HEADER_ONLY
 #error "devplace::core must be compiled with DEVPLACE_COMPILED"
 #endif
 
 namespace devplace {
-template mapping_result map_devices<0>(const stage_graph&, const link_costs&, const mapper_options&);
 namespace dfmodel {
 template setup read_setup_json_text<0>(const std::string&, const std::string&);
 template setup read_setup_json<0>(const std::filesystem::path&);
 template nlohmann::json result_json<0>(const setup&, const run_result&);
 }  // namespace dfmodel
-template plan_search_result search_plan<0>(const op_graph&, const matrix_topology&, const plan_search_options&);
 namespace io {
 template op_graph read_graph<0>(const std::filesystem::path&, const std::string&);
 template matrix_topology cluster_from_json<0>(const nlohmann::json&, const std::string&, const std::filesystem::path&,
