@@ -1,5 +1,5 @@
 // devplace map --graph G --topology T --plan P.json [--cost iteration|auto|p2p|allreduce|combined] [--threads N]
-//              [--timeout SECONDS] [--polish-share F] [--oracles default|none|NAME,NAME...] [--baseline cs|p2p|random]
+//              [--timeout SECONDS] [--polish-share F] [--oracles default|none|NAME,NAME...] [--baseline cs|p2p|random|bisection]
 //              [--seed N] [--out plan.json]
 // Reads a plan with stage_of (from `devplace partition`), maps its S stages x R replicas (or the
 // per-stage counts of its stage_replicas) onto the devices of the topology, and writes the plan back (to --out, else over --plan) with device_of
@@ -24,6 +24,7 @@
 #include "devplace/io/plan_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/io/topology_json.hpp"
+#include "devplace/map/bisection_map.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/sim/from_plan.hpp"
 #include "devplace/sim/iteration_mapping.hpp"
@@ -124,11 +125,12 @@ inline map_job make_map_job(const op_graph& g, const matrix_topology& topo, plan
           .recompute = p.settings && p.settings->recompute, .blocking = p.settings && p.settings->blocking_sends, .t0 = t0};
 }
 
-/// --baseline: the CS, p2p or random map, with its figure under the cost model (and the bound of
+/// --baseline: the CS, p2p, random or dual recursive bisection map, with its figure under the cost model (and the bound of
 /// the link-cost models).
 inline void map_baseline(const map_args& a, const map_job& j, const link_costs& L, bool iteration, cost_choice cost, mapping_summary& m) {
   const baseline b = a.baseline == "cs" ? baseline::cs : a.baseline == "p2p" ? baseline::p2p : baseline::random;
-  const device_mapping rows = baseline_map(j.sg, j.topo.num_devices(), b, a.seed);
+  const device_mapping rows =
+      a.baseline == "bisection" ? bisection_map(j.sg, L, j.MB) : baseline_map(j.sg, j.topo.num_devices(), b, a.seed);
   j.p.device_of = j.chunk_rows(rows);
   m.method = a.baseline;
   if (iteration) {  // the iteration claims no bound
@@ -279,7 +281,7 @@ void register_map(CLI::App& app) {
           "PORTFOLIO"))
       ->capture_default_str();
   cmd->add_option("--baseline", a->baseline, "Use a baseline map instead of searching")
-      ->check(CLI::IsMember({"cs", "p2p", "random"}));
+      ->check(CLI::IsMember({"cs", "p2p", "random", "bisection"}));
   cmd->add_option("--seed", a->seed, "Seed of the random map")->capture_default_str();
   cmd->add_option("--out", a->out, "Write the plan here [over --plan]");
   cmd->callback([a] { run_map(*a, std::cout); });

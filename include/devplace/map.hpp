@@ -6,6 +6,7 @@
 /// Each header below can also be included alone, at a fraction of the compile time
 /// (docs/compile-time.md).
 #include "devplace/map/baselines.hpp"
+#include "devplace/map/bisection_map.hpp"
 #include "devplace/map/bounds.hpp"
 #include "devplace/map/copy_bound.hpp"
 #include "devplace/map/cost_models.hpp"
