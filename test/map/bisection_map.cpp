@@ -2,8 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+#include <numeric>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
@@ -94,4 +97,47 @@ TEST_CASE("bisection map: bad calls throw") {
   const stage_graph g(4, {1, 2}, {1e6, 1e6}, {{0, 1e3}, {1e3, 0}});
   CHECK_THROWS_AS((void)bisection_map(g, link_costs(mesh2d(2, 2))), std::invalid_argument);  // 8 replicas, 4 devices
   CHECK_THROWS_AS((void)bisection_map(g, link_costs(mesh2d(4, 2)), 0), std::invalid_argument);
+}
+
+TEST_CASE("bisection map: the ring search finds a cycle within a threshold exactly when one exists") {
+  // With an unbounded budget the depth-first search is exhaustive: it must agree with brute force
+  // (every cyclic order) on small random device sets and thresholds.
+  std::mt19937_64 rng(73);
+  for (int it = 0; it < 40; ++it) {
+    const std::size_t D = 5 + rng() % 4;
+    const link_costs L(test::random_topology(rng, D, test::topo_kind::discrete));
+    const detail::device_distances dist(L);
+    std::vector<std::size_t> x(D);
+    std::iota(x.begin(), x.end(), std::size_t{0});
+    double best = std::numeric_limits<double>::infinity();  // least largest link over all cycles
+    std::vector<std::size_t> perm(x.begin() + 1, x.end());
+    do {
+      double top = dist(x[0], perm.front());
+      for (std::size_t i = 0; i + 1 < perm.size(); ++i) top = std::max(top, dist(perm[i], perm[i + 1]));
+      best = std::min(best, std::max(top, dist(perm.back(), x[0])));
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    for (double tau : {best, best * (1 - 1e-9), best * 1.5}) {
+      const auto c = detail::cycle_within(x, dist, tau, std::size_t{1} << 30);
+      CHECK(c.empty() == (tau < best));
+      if (!c.empty()) {
+        CHECK(std::set<std::size_t>(c.begin(), c.end()).size() == D);
+        for (std::size_t i = 0; i < D; ++i) CHECK(dist(c[i], c[(i + 1) % D]) <= tau);
+      }
+    }
+  }
+}
+
+TEST_CASE("bisection map: rings of 64 on a 16 x 16 mesh and of 32 on an 8 x 8 x 8 mesh use one-hop links only") {
+  for (const auto& [topo, S, R] : {std::tuple{mesh2d(16, 16), 4, 64}, std::tuple{mesh3d(8, 8, 8), 16, 32}}) {
+    const link_costs L(topo);
+    std::vector<double> c(S, 1.0), p(S, 8e7);
+    std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));
+    for (int s = 0; s + 1 < S; ++s) m[s][s + 1] = m[s + 1][s] = 1e6;
+    const stage_graph g(static_cast<std::size_t>(R), c, p, m);
+    const auto map = bisection_map(g, L);
+    check_injective(g, map, L.devices());
+    const double hop = L.ms_per_byte(0, 1);
+    // the allreduce objective then meets its trivial bound: c + allreduce_bytes x one hop
+    CHECK(evaluate(g, L, map, allreduce_cost{}).objective_ms == doctest::Approx(1.0 + g.allreduce_bytes(0) * hop));
+  }
 }

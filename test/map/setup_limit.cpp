@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "devplace/map/bisection_map.hpp"
 #include "devplace/map/mapper.hpp"
 #include "devplace/topology/generators.hpp"
 #include "map/map_support.hpp"
@@ -33,11 +34,12 @@ struct setup_limit_rowwise {
   }
 };
 
-/// The best of the CS, p2p and random (seed 1) maps, evaluated independently of the mapper.
+/// The best of the CS, p2p, random (seed 1) and bisection maps, evaluated independently of the mapper.
 template <class C>
 double setup_limit_best_baseline(const stage_graph& g, const link_costs& L, const C& model) {
   double best = evaluate(g, L, cs_map(g), model).objective_ms;
   best = std::min(best, evaluate(g, L, p2p_map(g), model).objective_ms);
+  best = std::min(best, evaluate(g, L, bisection_map(g, L), model).objective_ms);
   return std::min(best, evaluate(g, L, random_map(g, L.devices(), 1), model).objective_ms);
 }
 

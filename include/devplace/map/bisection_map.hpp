@@ -45,6 +45,10 @@
 namespace devplace {
 namespace detail {
 
+/// The largest topology on which the mapper and `map_for_iteration` start from the bisection map
+/// (its device splits read every pair of devices once per level: about 0.1 s at 1,024 devices).
+inline constexpr std::size_t bisection_start_max_devices = 1024;
+
 /// One run of `bisect`: every item starts on side 1 − `grow`; `count` items join side `grow` one
 /// by one, the one that raises the cost least first; then pair swaps. `cost` gets the final cost.
 template <class Items>
@@ -114,10 +118,12 @@ template <class Items>
   return best;
 }
 
-/// Per-byte distances between devices and between device sets (file comment).
-class device_distances {
+/// Per-byte distances between devices and between device sets (file comment). A template only
+/// so that a file compiles it where a bisection map is made (docs/compile-time.md).
+template <int = 0>
+class basic_device_distances {
  public:
-  explicit device_distances(const link_costs& L) : L_(&L) {
+  explicit basic_device_distances(const link_costs& L) : L_(&L) {
     const std::size_t D = L.devices();
     for (std::size_t a = 0; a < D; ++a)
       for (std::size_t b = 0; b < D; ++b)
@@ -144,9 +150,141 @@ class device_distances {
   const link_costs* L_;
   double cap_ = 0;
 };
+using device_distances = basic_device_distances<>;
+
+/// Lowers the largest link of a ring (cyclic order of devices) by 2-opt moves: a segment
+/// reversal is kept when it lowers (largest d(a, b) on the ring, number of links at it)
+/// lexicographically, so every kept move makes progress and the loop ends; at most 64 passes.
+template <int = 0>
+void two_opt_ring(std::vector<std::size_t>& ring, const device_distances& dist) {
+  const std::size_t n = ring.size();
+  if (n < 4) return;
+  auto link = [&](std::size_t i) { return dist(ring[i], ring[(i + 1) % n]); };  // ring[i] -> ring[i + 1]
+  double top = 0;
+  std::size_t at_top = 0;
+  auto recount = [&] {
+    top = 0, at_top = 0;
+    for (std::size_t i = 0; i < n; ++i) top = std::max(top, link(i));
+    for (std::size_t i = 0; i < n; ++i) at_top += link(i) == top;
+  };
+  recount();
+  for (int pass = 0; pass < 64 && top > 0; ++pass) {
+    bool moved = false;
+    for (std::size_t i = 1; i + 1 < n; ++i)  // reverse ring[i..j]: links (i−1, i), (j, j+1) replaced
+      for (std::size_t j = i + 1; j < n; ++j) {
+        const double e1 = link(i - 1), e2 = link(j);
+        if (e1 != top && e2 != top) continue;  // only a move that removes a largest link can help
+        const double f1 = dist(ring[i - 1], ring[j]), f2 = dist(ring[i], ring[(j + 1) % n]);
+        if (f1 > top || f2 > top) continue;
+        const std::size_t now = at_top - (e1 == top) - (e2 == top) + (f1 == top) + (f2 == top);
+        if (now >= at_top) continue;
+        std::reverse(ring.begin() + std::ptrdiff_t(i), ring.begin() + std::ptrdiff_t(j) + 1);
+        at_top = now, moved = true;
+        if (at_top == 0) recount();
+      }
+    if (!moved) break;
+  }
+}
+
+/// A Hamiltonian cycle of the devices `x` using only pairs with d ≤ `tau`, by depth-first search
+/// (fewest free neighbours first, as Warnsdorff's rule; the start's last free neighbour kept for
+/// the return) within `budget` extensions; empty when none is found.
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> cycle_within(const std::vector<std::size_t>& x, const device_distances& dist, double tau,
+                                                           std::size_t budget) {
+  const std::size_t n = x.size();
+  std::vector<std::vector<std::size_t>> nb(n);
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (a != b && dist(x[a], x[b]) <= tau) nb[a].push_back(b);
+  for (const auto& l : nb)
+    if (l.size() < 2) return {};
+  std::size_t start = 0;
+  for (std::size_t a = 1; a < n; ++a)
+    if (nb[a].size() < nb[start].size()) start = a;
+  std::vector<char> used(n, 0);
+  std::vector<std::size_t> free(n), path{start};
+  for (std::size_t a = 0; a < n; ++a) free[a] = nb[a].size();
+  auto visit = [&](std::size_t a, int sign) {
+    used[a] = sign > 0;
+    for (auto b : nb[a]) free[b] = sign > 0 ? free[b] - 1 : free[b] + 1;
+  };
+  visit(start, 1);
+  // choices[k]: the untried successors of path[k], best last
+  std::vector<std::vector<std::size_t>> choices(1);
+  auto expand = [&](std::size_t a) {
+    std::vector<std::size_t> c;
+    for (auto b : nb[a])
+      if (!used[b] && (free[start] > 1 || path.size() + 1 == n || std::find(nb[start].begin(), nb[start].end(), b) == nb[start].end()))
+        c.push_back(b);
+    // best last: fewest free neighbours, then nearest to the start (the path sweeps outwards and
+    // can come back), then the lower index
+    std::sort(c.begin(), c.end(), [&](std::size_t p, std::size_t q) {
+      if (free[p] != free[q]) return free[p] > free[q];
+      const double dp = dist(x[p], x[start]), dq = dist(x[q], x[start]);
+      return dp != dq ? dp < dq : p > q;
+    });
+    return c;
+  };
+  choices[0] = expand(start);
+  for (std::size_t steps = 0; steps < budget && !path.empty();) {
+    if (path.size() == n) {
+      if (std::find(nb[path.back()].begin(), nb[path.back()].end(), start) != nb[path.back()].end()) {
+        std::vector<std::size_t> ring;
+        for (auto a : path) ring.push_back(x[a]);
+        return ring;
+      }
+    } else if (!choices.back().empty()) {
+      const std::size_t b = choices.back().back();
+      choices.back().pop_back();
+      ++steps;
+      path.push_back(b);
+      visit(b, 1);
+      choices.push_back(expand(b));
+      continue;
+    }
+    if (path.size() == 1) break;
+    visit(path.back(), -1);
+    path.pop_back();
+    choices.pop_back();
+  }
+  return {};
+}
+
+/// The ring through the devices of `ring` with the least largest link that `cycle_within` finds
+/// (binary search over the pair distances, from the current order's largest link down), then
+/// 2-opt (`two_opt_ring`).
+template <int = 0>
+void best_ring_order(std::vector<std::size_t>& ring, const device_distances& dist) {
+  const std::size_t n = ring.size();
+  if (n < 4) return;
+  double top = 0, floor = 0;
+  for (std::size_t i = 0; i < n; ++i) top = std::max(top, dist(ring[i], ring[(i + 1) % n]));
+  std::vector<double> values;
+  for (std::size_t a = 0; a < n; ++a) {
+    std::vector<double> row;
+    for (std::size_t b = 0; b < n; ++b)
+      if (a != b) row.push_back(dist(ring[a], ring[b])), values.push_back(row.back());
+    std::nth_element(row.begin(), row.begin() + 1, row.end());
+    floor = std::max(floor, row[1]);  // every device needs two ring neighbours
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  auto lo = std::lower_bound(values.begin(), values.end(), floor), hi = std::lower_bound(values.begin(), values.end(), top);
+  std::vector<std::size_t> best;
+  while (lo < hi) {  // the least value within reach lies in [lo, hi]; hi is the current order's
+    const auto mid = lo + (hi - lo) / 2;
+    auto c = cycle_within(ring, dist, *mid, 64 * n);
+    if (c.empty()) lo = mid + 1;
+    else best = std::move(c), hi = mid;
+  }
+  if (!best.empty()) ring = std::move(best);
+  two_opt_ring(ring, dist);
+}
 
 /// The process graph of the file comment: weighted adjacency of the stage replicas.
-[[nodiscard]] inline std::vector<std::vector<std::pair<std::size_t, double>>> bisection_process_graph(const stage_graph& g,
+template <int = 0>
+[[nodiscard]] std::vector<std::vector<std::pair<std::size_t, double>>> bisection_process_graph(const stage_graph& g,
                                                                                                      std::size_t micro_batches) {
   std::vector<std::vector<std::pair<std::size_t, double>>> adj(g.vertices());
   auto add = [&](std::size_t u, std::size_t v, double w) {
@@ -218,7 +356,8 @@ struct bisection_domain {
 
 /// Splits domain k of `doms` (step 1 and 2 of the file comment): half 0 stays domain k, half 1 is
 /// appended; `dom_of` follows the replicas.
-inline void split_domain(std::vector<bisection_domain>& doms, std::size_t k, std::vector<std::size_t>& dom_of,
+template <int = 0>
+void split_domain(std::vector<bisection_domain>& doms, std::size_t k, std::vector<std::size_t>& dom_of,
                          const replica_items::graph& adj, const device_distances& dist) {
   const auto devs = std::move(doms[k].devices);
   const auto reps = std::move(doms[k].replicas);
@@ -254,7 +393,8 @@ inline void split_domain(std::vector<bisection_domain>& doms, std::size_t k, std
 /// The dual recursive bisection map of `g` onto the devices of `L` (file comment), MB =
 /// `micro_batches` weighting the point-to-point traffic against the allreduce. Deterministic.
 /// Throws std::invalid_argument when S·R exceeds the devices or `micro_batches` is 0.
-[[nodiscard]] inline device_mapping bisection_map(const stage_graph& g, const link_costs& L, std::size_t micro_batches = 1) {
+template <int = 0>
+[[nodiscard]] device_mapping bisection_map(const stage_graph& g, const link_costs& L, std::size_t micro_batches = 1) {
   const std::size_t V = g.vertices(), D = L.devices();
   if (V > D)
     throw std::invalid_argument("bisection_map: " + std::to_string(V) + " stage replicas need as many devices, the topology has " +
@@ -277,7 +417,10 @@ inline void split_domain(std::vector<bisection_domain>& doms, std::size_t k, std
   }
   std::vector<std::size_t> dev(V);
   for (std::size_t v = 0; v < V; ++v) dev[v] = doms[dom_of[v]].devices.front();
-  return unflatten(g, dev);
+  auto m = unflatten(g, dev);
+  for (std::size_t s = 0; s < g.stages(); ++s)
+    if (g.allreduce_bytes(s) > 0) detail::best_ring_order(m[s], dist);
+  return m;
 }
 
 }  // namespace devplace

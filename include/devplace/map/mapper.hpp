@@ -36,6 +36,7 @@
 #include "devplace/config.hpp"
 #include "devplace/executor.hpp"
 #include "devplace/map/baselines.hpp"
+#include "devplace/map/bisection_map.hpp"
 #include "devplace/map/map_devices.hpp"
 #include "devplace/map/mapping_result.hpp"
 #include "devplace/map/mapping_search.hpp"
@@ -66,8 +67,9 @@ class bracket_search {
   }
 
   mapping_result run() {
-    // The baselines first (O(S·R·deg) each): a mapping to return whatever the set-up costs. The
-    // best of the CS, p2p and random maps (and the warm starts) is the incumbent t_r0.
+    // The baselines first (O(S·R·deg) each; the bisection map O(D² log D)): a mapping to return
+    // whatever the set-up costs. The best of the CS, p2p, random and bisection maps (and the warm
+    // starts) is the incumbent t_r0.
     auto offer = [&](std::vector<std::size_t> dev, std::string name) {
       const double x = evaluate_flat(g_, L_, model_, std::span<const std::size_t>(dev)).objective_ms;
       if (x < t_r_) t_r_ = x, best_ = dev, res_.initial_mapping = std::move(name);
@@ -75,6 +77,7 @@ class bracket_search {
     };
     for (auto b : {baseline::cs, baseline::p2p, baseline::random})
       offer(flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed)), std::string(to_string(b)));
+    if (L_.devices() <= detail::bisection_start_max_devices) offer(flatten(g_, bisection_map(g_, L_, o_.micro_batches)), "bisection");
     for (const auto& dev : o_.warm_starts) offer(dev, "warm start");
     res_.initial_upper_bound_ms = t_r_;
     // Local search on the best of them, within a bounded share of the limit; a share is kept

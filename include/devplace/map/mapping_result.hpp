@@ -53,7 +53,7 @@ struct mapping_result {
   double lower_bound_ms = 0;                     ///< proved: no mapping is faster
   double initial_lower_bound_ms = 0;             ///< t_l0
   double initial_upper_bound_ms = 0;             ///< t_r0 (best baseline)
-  std::string initial_mapping;                   ///< the baseline that gave t_r0: cs, p2p, random
+  std::string initial_mapping;                   ///< what gave t_r0: cs, p2p, random, bisection, warm start
   bool optimal = false;                          ///< proved optimal (within ε)
   std::uint64_t nodes_explored = 0;
   std::size_t searches = 0;                      ///< inner searches started
