@@ -94,7 +94,8 @@ namespace detail {
 
 /// Groups of vertices whose rows of the table are identical: (representative vertex, count).
 /// Past `deadline` the remaining vertices are groups of their own (a finer grouping, same answer).
-inline std::vector<std::pair<std::size_t, std::size_t>> identical_rows(
+template <int = 0>
+std::vector<std::pair<std::size_t, std::size_t>> identical_rows(
     const device_bound_table& t, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   std::vector<std::pair<std::size_t, std::size_t>> groups;
   bool late = false;
@@ -121,7 +122,8 @@ inline constexpr std::size_t hall_max_groups = 12;
 
 /// Hall's theorem for the groups: they fit iff every subset X of groups has at least Σ_X count
 /// devices allowed to one of its members. O(2^G · D/64) words, exact (same answer as matching).
-inline bool groups_fit_hall(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
+template <int = 0>
+bool groups_fit_hall(const device_bound_table& t, const std::vector<std::pair<std::size_t, std::size_t>>& groups,
                             double theta) {
   const std::size_t G = groups.size(), W = (t.devices + 63) / 64;
   std::vector<std::uint64_t> allowed(G * W, 0);
@@ -145,7 +147,8 @@ inline bool groups_fit_hall(const device_bound_table& t, const std::vector<std::
 
 /// The same by augmenting paths over the devices (any number of groups); nothing when
 /// `deadline` passed before it was settled.
-inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
+template <int = 0>
+std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
                                                  const std::vector<std::pair<std::size_t, std::size_t>>& groups,
                                                  double theta, std::chrono::steady_clock::time_point deadline) {
   const std::size_t D = t.devices;
@@ -174,7 +177,8 @@ inline std::optional<bool> groups_fit_augmenting(const device_bound_table& t,
 
 /// Whether every group can get `count` distinct devices d with b(rep, d) ≤ theta; nothing when
 /// `deadline` passed before it was settled.
-inline std::optional<bool> groups_fit(const device_bound_table& t,
+template <int = 0>
+std::optional<bool> groups_fit(const device_bound_table& t,
                                       const std::vector<std::pair<std::size_t, std::size_t>>& groups, double theta,
                                       std::chrono::steady_clock::time_point deadline) {
   if (groups.size() <= hall_max_groups) return groups_fit_hall(t, groups, theta);
@@ -186,7 +190,8 @@ inline std::optional<bool> groups_fit(const device_bound_table& t,
 /// The bottleneck-assignment bound: min over injective p of max_v b(v, p(v)); +inf if the
 /// vertices outnumber the devices. A binary search over the table's values; when `deadline`
 /// stops it, the smallest value not yet ruled out (≥ the sorting bound, still a lower bound).
-[[nodiscard]] inline double assignment_lower_bound(
+template <int = 0>
+[[nodiscard]] double assignment_lower_bound(
     const device_bound_table& t, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (t.vertices > t.devices) return std::numeric_limits<double>::infinity();
   if (t.vertices == 0) return 0.0;

@@ -29,7 +29,8 @@ namespace devplace {
 namespace detail {
 
 /// The copy-component condition of `copy_component_lower_bound` at targets t.
-class copy_component_test {
+template <int = 0>
+class basic_copy_component_test {
  public:
   using clock = std::chrono::steady_clock;
   /// The most (edge, link) thresholds kept, 16 bytes each: an edge of E keeps its
@@ -39,7 +40,7 @@ class copy_component_test {
   /// Stage s costs at least offset_ms[s] + its p2p sends (equal replica counts). Past
   /// `deadline` the remaining edges are left out (fewer conditions: still sound). `entries`
   /// replaces `max_entries` (tests).
-  copy_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms,
+  basic_copy_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms,
                       clock::time_point deadline = clock::time_point::max(), std::size_t entries = max_entries)
       : D_(L.devices()), S_(g.stages()), R_(g.replicas()) {
     // b(s, d): offset + eq. 10 without latency, the least time of s on d.
@@ -255,6 +256,9 @@ class copy_component_test {
   std::vector<double> bound_values_;  // b(s, d) sorted
 };
 
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using copy_component_test = basic_copy_component_test<>;
+
 }  // namespace detail
 
 /// The copy-component bound (file comment) of a model whose stage s costs at least
@@ -262,13 +266,14 @@ class copy_component_test {
 /// term): a lower bound of the objective of every mapping of `g` onto `L`, and at least
 /// `at_least` when that is one too. With unequal replica counts it returns `at_least` (the
 /// replicas are then no copies). Stops at `deadline` with the best bound proved so far.
-[[nodiscard]] inline double copy_component_lower_bound(
+template <int I = 0>
+[[nodiscard]] double copy_component_lower_bound(
     const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double at_least = 0,
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (offset_ms.size() != g.stages())
     throw std::invalid_argument("copy_component_lower_bound: one offset per stage is needed");
   if (!g.uniform_replicas() || g.vertices() > L.devices() || L.devices() < 2) return at_least;
-  const detail::copy_component_test test(g, L, offset_ms, deadline);
+  const detail::basic_copy_component_test<I> test(g, L, offset_ms, deadline);
   double lo = at_least;
   if (!test.has_edges() || test.holds(lo)) return lo;
   double hi = test.all_links();
@@ -280,7 +285,8 @@ class copy_component_test {
 }
 
 /// The copy-component bound of `p2p_cost`: offsets c_u(s).
-[[nodiscard]] inline double copy_component_lower_bound(
+template <int I = 0>
+[[nodiscard]] double copy_component_lower_bound(
     const stage_graph& g, const link_costs& L, double at_least = 0,
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   std::vector<double> offset(g.stages());

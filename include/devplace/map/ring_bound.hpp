@@ -28,9 +28,10 @@ namespace devplace {
 namespace detail {
 
 /// Dinic's maximum flow on a small graph with integer capacities.
-class small_max_flow {
+template <int = 0>
+class basic_small_max_flow {
  public:
-  explicit small_max_flow(std::size_t n) : head_(n, none), level_(n), it_(n) {}
+  explicit basic_small_max_flow(std::size_t n) : head_(n, none), level_(n), it_(n) {}
   void add_edge(std::size_t u, std::size_t v, std::size_t cap) {
     edges_.push_back({v, head_[u], cap});
     head_[u] = edges_.size() - 1;
@@ -80,11 +81,15 @@ class small_max_flow {
   std::vector<std::size_t> head_, level_, it_;
 };
 
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using small_max_flow = basic_small_max_flow<>;
+
 /// The ring-component condition of `ring_component_lower_bound` at targets t.
-class ring_component_test {
+template <int = 0>
+class basic_ring_component_test {
  public:
   /// Stage s costs at least offset_ms[s] + ring_ms(s) / divisor.
-  ring_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double divisor)
+  basic_ring_component_test(const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double divisor)
       : D_(L.devices()), divisor_(divisor) {
     const std::size_t S = g.stages();
     unit_ = g.uniform_replicas();
@@ -309,6 +314,9 @@ class ring_component_test {
   std::vector<link> links_;
 };
 
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using ring_component_test = basic_ring_component_test<>;
+
 }  // namespace detail
 
 /// The ring-component bound (file comment) of any model whose stage s costs at least
@@ -316,7 +324,8 @@ class ring_component_test {
 /// objective of every mapping of `g` onto `L`, and at least `at_least` when that is one too.
 /// `combined_cost` is offset c(s) + the least p2p sends of s, divisor MB. Stops at `deadline`
 /// with the best bound proved so far. O(D² log D + 60 · S · (D² + flow)).
-[[nodiscard]] inline double ring_component_lower_bound(
+template <int I = 0>
+[[nodiscard]] double ring_component_lower_bound(
     const stage_graph& g, const link_costs& L, std::span<const double> offset_ms, double divisor, double at_least = 0,
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (offset_ms.size() != g.stages())
@@ -324,7 +333,7 @@ class ring_component_test {
   if (!(divisor >= 1) || !std::isfinite(divisor))
     throw std::invalid_argument("ring_component_lower_bound: divisor must be a finite number >= 1");
   if (g.vertices() > L.devices() || L.devices() < 2) return at_least;
-  const detail::ring_component_test test(g, L, offset_ms, divisor);
+  const detail::basic_ring_component_test<I> test(g, L, offset_ms, divisor);
   double lo = std::max(at_least, test.compute_max());
   if (!test.has_rings() || test.holds(lo)) return lo;
   double hi = test.all_links();
@@ -333,7 +342,8 @@ class ring_component_test {
 }
 
 /// The ring-component bound of `allreduce_cost`: offsets c(s), divisor 1.
-[[nodiscard]] inline double ring_component_lower_bound(
+template <int I = 0>
+[[nodiscard]] double ring_component_lower_bound(
     const stage_graph& g, const link_costs& L, double at_least = 0,
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   std::vector<double> offset(g.stages());

@@ -30,13 +30,15 @@ using symmetry_clock = std::chrono::steady_clock;
 
 namespace detail {
 
-inline bool same_link(const link_costs& L, std::size_t a, std::size_t b, std::size_t c, std::size_t d) {
+template <int = 0>
+bool same_link(const link_costs& L, std::size_t a, std::size_t b, std::size_t c, std::size_t d) {
   return L.ms_per_byte(a, b) == L.ms_per_byte(c, d) && L.latency_ms(a, b) == L.latency_ms(c, d);
 }
 
 /// A cheap invariant of a device: its sorted outgoing and incoming link rows, then its sorted
 /// outgoing and incoming latencies.
-inline std::vector<double> device_signature(const link_costs& L, std::size_t a) {
+template <int = 0>
+std::vector<double> device_signature(const link_costs& L, std::size_t a) {
   std::vector<double> s, l;
   s.reserve(4 * L.devices());
   for (std::size_t x = 0; x < L.devices(); ++x)
@@ -56,7 +58,8 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
 /// signatures themselves, so the classes are exact. O(D² log D) time, memory O(D) beyond one
 /// signature per class met twice. Past `deadline` the devices left get classes of their own
 /// (finer classes: sound, fewer symmetries found).
-[[nodiscard]] inline std::vector<std::size_t> device_signature_classes(
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> device_signature_classes(
     const link_costs& L, symmetry_clock::time_point deadline = symmetry_clock::time_point::max()) {
   const std::size_t D = L.devices();
   std::vector<std::size_t> cls(D, 0);
@@ -94,7 +97,8 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
 /// For every device d, the next smaller device whose swap with d is an automorphism (`unplaced`
 /// if none). Twins form cliques, so this chains each class in index order. Past `deadline` the
 /// devices left get no twin (sound).
-[[nodiscard]] inline std::vector<std::size_t> device_twins(const link_costs& L,
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> device_twins(const link_costs& L,
                                                            symmetry_clock::time_point deadline = symmetry_clock::time_point::max()) {
   const std::size_t D = L.devices();
   std::vector<std::size_t> prev(D, unplaced);
@@ -122,7 +126,8 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
 /// `budget` link comparisons (decremented), mapping devices only within their signature class
 /// (`device_signature_classes`). Returns σ, or nothing if none exists, the budget ran out or
 /// `deadline` passed.
-[[nodiscard]] inline std::optional<std::vector<std::size_t>> find_automorphism(
+template <int = 0>
+[[nodiscard]] std::optional<std::vector<std::size_t>> find_automorphism(
     const link_costs& L, const std::vector<std::size_t>& cls, const std::vector<std::pair<std::size_t, std::size_t>>& fixed,
     std::uint64_t& budget, symmetry_clock::time_point deadline = symmetry_clock::time_point::max()) {
   const std::size_t D = L.devices();
@@ -199,7 +204,8 @@ inline std::vector<double> device_signature(const link_costs& L, std::size_t a) 
 /// fix every device of `fixed_points` (found within `budget` link comparisons and before
 /// `deadline`; devices whose orbit could not be settled stay alone, which is sound for lex-leader
 /// symmetry breaking).
-[[nodiscard]] inline std::vector<std::size_t> device_orbit_minima(const link_costs& L, const std::vector<std::size_t>& cls,
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> device_orbit_minima(const link_costs& L, const std::vector<std::size_t>& cls,
                                                                   const std::vector<std::size_t>& fixed_points,
                                                                   std::uint64_t& budget,
                                                                   symmetry_clock::time_point deadline = symmetry_clock::time_point::max()) {

@@ -32,7 +32,8 @@
 
 namespace devplace::detail {
 
-class class_cover_packing {
+template <int = 0>
+class basic_class_cover_packing {
  public:
   using outcome = packing_outcome;
   /// The class each node covers: the one with the fewest fitting vectors that use it, or the
@@ -47,7 +48,7 @@ class class_cover_packing {
   /// vector after vector, vector e in [starts[e], starts[e + 1]) (N + 1 offsets); each vector sums to
   /// the same S ≥ 1 and names a class at most once. `bit_sets`: the sets of fitting vectors as bit
   /// sets near the root where they take at most 64 MB (else lists only; the same search).
-  class_cover_packing(std::span<const std::uint32_t> sizes, std::span<const entry> entries, std::span<const std::size_t> starts,
+  basic_class_cover_packing(std::span<const std::uint32_t> sizes, std::span<const entry> entries, std::span<const std::size_t> starts,
                       bool bit_sets = true)
       : sizes_(sizes.begin(), sizes.end()), entries_(entries.begin(), entries.end()), starts_(starts.begin(), starts.end()) {
     N_ = starts_.empty() ? 0 : starts_.size() - 1;
@@ -393,5 +394,8 @@ class class_cover_packing {
   std::size_t max_rejections_ = 0, rejections_ = 0;
   branching branching_ = branching::fewest_users;
 };
+
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using class_cover_packing = basic_class_cover_packing<>;
 
 }  // namespace devplace::detail

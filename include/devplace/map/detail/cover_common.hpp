@@ -50,7 +50,8 @@ enum class packing_outcome { found, none, stopped };
 
 /// Takes a packing's outcome into `a`, its nodes added: none, or found with every one of the
 /// `vertices` unplaced for the caller to fill. True when found.
-inline bool take_packing(packing_outcome o, std::uint64_t nodes, std::size_t vertices, cover_answer& a) {
+template <int = 0>
+bool take_packing(packing_outcome o, std::uint64_t nodes, std::size_t vertices, cover_answer& a) {
   a.nodes += nodes;
   if (o == packing_outcome::none) a.answer = cover_answer::kind::none;
   if (o != packing_outcome::found) return false;
@@ -135,7 +136,8 @@ class listing_cache {
 
 /// Whether the nested form of the ring covers holds (map/detail/ring_cover.hpp): equal replica
 /// counts R ≥ 2, every stage with parameters, no link latency, no more stage replicas than devices.
-[[nodiscard]] inline bool nested_rings_apply(const stage_graph& g, const link_costs& L) {
+template <int = 0>
+[[nodiscard]] bool nested_rings_apply(const stage_graph& g, const link_costs& L) {
   if (!g.uniform_replicas() || g.replicas() < 2 || L.has_latency() || g.vertices() > L.devices()) return false;
   for (std::size_t s = 0; s < g.stages(); ++s)
     if (!(g.allreduce_bytes(s) > 0)) return false;

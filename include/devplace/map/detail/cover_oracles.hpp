@@ -38,7 +38,8 @@ inline void atomic_lower(std::atomic<double>& at, double v, std::memory_order or
 }
 
 /// A cover's decision as an oracle answer: found, the mapping; none, refuted below its next change.
-[[nodiscard]] inline oracle_answer decided(cover_answer&& c) {
+template <int = 0>
+[[nodiscard]] oracle_answer decided(cover_answer&& c) {
   oracle_answer a;
   a.nodes = c.nodes;
   if (c.answer == cover_answer::kind::found) a.answer = oracle_answer::kind::found, a.dev = std::move(c.dev);

@@ -27,7 +27,8 @@ namespace devplace::detail {
 /// first max_size − 1 differences, and a pair once the class would be no smaller than the best
 /// one found for its first device); at `deadline` the classes found so far and singletons for
 /// the rest.
-[[nodiscard]] inline std::vector<std::vector<std::size_t>> find_link_classes(
+template <int = 0>
+[[nodiscard]] std::vector<std::vector<std::size_t>> find_link_classes(
     const link_costs& L, std::size_t max_size = 16, std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   const std::size_t D = L.devices();
   std::vector<char> assigned(D, 0), in(D, 0);
@@ -79,7 +80,8 @@ struct node_structure {
 
 /// The node structure of `L`, or nothing when its links do not have one (latency, or a pair that
 /// breaks it). Two devices share a node iff their link costs less than the largest one. O(D²).
-[[nodiscard]] inline std::optional<node_structure> find_node_structure(const link_costs& L) {
+template <int = 0>
+[[nodiscard]] std::optional<node_structure> find_node_structure(const link_costs& L) {
   const std::size_t D = L.devices();
   if (D < 2 || L.has_latency()) return std::nullopt;
   double wx = 0;
@@ -111,7 +113,8 @@ struct node_structure {
 /// Whether `order` (a permutation of 0..K−1) makes the symmetric K × K costs `w` Robinsonian:
 /// for every i, w(o_i, o_j) does not fall as j moves away from i, both ways (the diagonal
 /// ignored). O(K²).
-[[nodiscard]] inline bool is_robinson_order(std::span<const double> w, std::size_t K, std::span<const std::size_t> order) {
+template <int = 0>
+[[nodiscard]] bool is_robinson_order(std::span<const double> w, std::size_t K, std::span<const std::size_t> order) {
   if (order.size() != K || w.size() != K * K) return false;
   for (std::size_t i = 0; i < K; ++i) {
     const std::size_t x = order[i];
@@ -132,7 +135,8 @@ struct node_structure {
 /// `is_robinson_order` accepts is returned. Exact on costs that grow strictly with the distance
 /// along a line (the candidate from an end is the line); with ties it may miss an order (the test
 /// only accepts a Robinsonian one). O(K³), the greedy pass O(K⁴).
-[[nodiscard]] inline std::vector<std::size_t> find_robinson_order(std::span<const double> w, std::size_t K) {
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> find_robinson_order(std::span<const double> w, std::size_t K) {
   if (w.size() != K * K) return {};
   std::vector<std::size_t> order(K);
   auto farthest = [&](std::size_t p) {

@@ -73,12 +73,13 @@ class packing_search {
 /// set fast enough for a stage is fast enough for every stage with a looser threshold). Rows can
 /// then be given slots iff for every k the chosen rows of level ≤ k number at most k (Hall's
 /// condition for nested sets), which the search keeps at every node.
-class exact_cover_packing : public packing_search {
+template <int = 0>
+class basic_exact_cover_packing : public packing_search {
  public:
   using outcome = packing_outcome;
 
   /// `rows`: `width` column ids per row, row after row.
-  exact_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
+  basic_exact_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
       : C_(static_cast<std::uint32_t>(columns)), W_(static_cast<std::uint32_t>(width)) {
     const std::size_t n = rows.size();
     const std::size_t nodes = C_ + 1 + n;
@@ -176,17 +177,21 @@ class exact_cover_packing : public packing_search {
   std::vector<std::uint32_t> up_, down_, col_, left_, right_, size_;
 };
 
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using exact_cover_packing = basic_exact_cover_packing<>;
+
 /// The search of `exact_cover_packing` for at most 64 columns, on bit masks: a row is a 64-bit
 /// mask, and each node keeps the list of live rows as a contiguous run filtered from its parent's.
 /// It branches exactly as the dancing links do, so both visit the same nodes and return the same
 /// rows (docs/mapping-oracles.md, "Copy cover": its cost and speed).
-class bitset_cover_packing : public packing_search {
+template <int = 0>
+class basic_bitset_cover_packing : public packing_search {
  public:
   using outcome = packing_outcome;
   static constexpr std::size_t max_columns = 64;
 
   /// `rows`: `width` distinct column ids (< columns ≤ 64) per row, row after row.
-  bitset_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
+  basic_bitset_cover_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows)
       : C_(columns), W_(width) {
     if (columns > max_columns) throw std::invalid_argument("bitset_cover_packing: more than 64 columns");
     if (width == 0 ? !rows.empty() : rows.size() % width != 0)
@@ -276,6 +281,9 @@ class bitset_cover_packing : public packing_search {
   std::vector<std::uint32_t> live_;  // the live rows of the nodes on the path, run after run
 };
 
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using bitset_cover_packing = basic_bitset_cover_packing<>;
+
 /// The node budgets of one cover turn (map/detail/cover_oracles.hpp): the listing's and the
 /// cover's (0: none).
 struct cover_budget {
@@ -291,7 +299,8 @@ struct packing_result {
 
 /// The packing search of `exact_cover_packing` on bit masks when the columns fit in 64
 /// (`bitset_cover_packing`: the same nodes, faster), on dancing links otherwise.
-[[nodiscard]] inline packing_result solve_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows, std::size_t R,
+template <int I = 0>
+[[nodiscard]] packing_result solve_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows, std::size_t R,
                                                   std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
                                                   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                                                   std::span<const std::uint32_t> levels = {}) {
@@ -301,11 +310,11 @@ struct packing_result {
     r.nodes = x.nodes();
     if (r.outcome == packing_outcome::found) r.solution = x.solution();
   };
-  if (columns <= bitset_cover_packing::max_columns) {
-    bitset_cover_packing x(columns, width, rows);
+  if (columns <= basic_bitset_cover_packing<I>::max_columns) {
+    basic_bitset_cover_packing<I> x(columns, width, rows);
     run(x);
   } else {
-    exact_cover_packing x(columns, width, rows);
+    basic_exact_cover_packing<I> x(columns, width, rows);
     run(x);
   }
   return r;

@@ -57,14 +57,15 @@
 
 namespace devplace::detail {
 
-class group_cover_search {
+template <int = 0>
+class basic_group_cover_search {
  public:
   using clock = std::chrono::steady_clock;
 
   /// Builds the table of T(G, k) (file comment). `applies()` is false when `g` has unequal replica
   /// counts, more than 64 stages or more stage replicas than devices, or the table would have more
   /// than `max_entries` entries, or `deadline` passed while it was built.
-  group_cover_search(const stage_graph& g, const link_costs& L, node_structure n, std::size_t max_entries = std::size_t{1} << 22,
+  basic_group_cover_search(const stage_graph& g, const link_costs& L, node_structure n, std::size_t max_entries = std::size_t{1} << 22,
                      clock::time_point deadline = clock::time_point::max())
       : g_(&g), L_(&L), n_(std::move(n)), S_(g.stages()), R_(g.replicas()) {
     if (!g.uniform_replicas() || S_ > 64 || g.vertices() > L.devices() || n_.nodes.size() < 2) return;
@@ -169,9 +170,10 @@ class group_cover_search {
 /// The state of one decision on the classes (`group_cover_search::pass`), a member per step:
 /// the classes of nodes, the class sets where each group fits, the partitions of a copy into
 /// groups (one per signature), their count vectors, and the bin packing that realises a packing.
-class group_cover_search::class_pass {
+template <int I>
+class basic_group_cover_search<I>::class_pass {
  public:
-  class_pass(const group_cover_search& gc, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline)
+  class_pass(const basic_group_cover_search& gc, const limits& lim, const std::atomic<bool>* stop, clock::time_point deadline)
       : gc_(gc), n_(gc.n_), lim_(lim), K_(gc.n_.nodes.size()),
         work_{.most = work_counter::at_most(lim.listing_steps), .stop = stop, .deadline = deadline}, room_(K_) {}
 
@@ -395,7 +397,7 @@ class group_cover_search::class_pass {
     return false;
   }
 
-  const group_cover_search& gc_;
+  const basic_group_cover_search& gc_;
   const node_structure& n_;
   const limits& lim_;
   std::size_t K_;
@@ -429,7 +431,8 @@ class group_cover_search::class_pass {
   std::uint64_t tries_ = 0;
 };
 
-inline cover_answer group_cover_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
+template <int I>
+cover_answer basic_group_cover_search<I>::solve(double t, const limits& lim, const std::atomic<bool>* stop,
                                               clock::time_point deadline) const {
   if (!applies_) return {};
   auto a = class_pass(*this, lim, stop, deadline).decide(t, true);
@@ -442,5 +445,8 @@ inline cover_answer group_cover_search::solve(double t, const limits& lim, const
   a.nodes += nodes, a.rejected += rejected;
   return a;
 }
+
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using group_cover_search = basic_group_cover_search<>;
 
 }  // namespace devplace::detail

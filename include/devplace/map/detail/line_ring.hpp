@@ -63,7 +63,8 @@
 
 namespace devplace::detail {
 
-class line_ring_search {
+template <int = 0>
+class basic_line_ring_search {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -74,7 +75,7 @@ class line_ring_search {
   /// of classes smaller than that first), and the costs between the classes (or coarser
   /// ones, twins merged: file comment) are Robinsonian in an order that `find_robinson_order`
   /// finds, with K · S ≤ 8,192 (the walk's depth). Keeps pointers to `g` and `L`.
-  line_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+  basic_line_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
       : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0) {
     if (!nested_rings_apply(g, L) || R_ > 0xFFFF || !L.symmetric() || classes.empty()) return;
     std::size_t devices = 0;
@@ -230,7 +231,7 @@ class line_ring_search {
 
   /// The walk along the line at one target (file comment).
   struct walk {
-    const line_ring_search& q;
+    const basic_line_ring_search& q;
     double t;
     std::size_t S, R, K;
     std::vector<std::uint32_t> rank;    // per stage (walk order): the values within t are the first rank
@@ -248,7 +249,7 @@ class line_ring_search {
     std::string key;
     work_counter work;  // the classes entered; aborted at the node limit, `*stop` or the deadline
 
-    walk(const line_ring_search& s, double target, std::uint64_t limit, const std::atomic<bool>* st, clock::time_point dl,
+    walk(const basic_line_ring_search& s, double target, std::uint64_t limit, const std::atomic<bool>* st, clock::time_point dl,
          cover_answer& ans)
         : q(s), t(target), S(s.S_), R(s.R_), K(s.K_),
           work{.most = work_counter::at_most(limit), .stop = st, .deadline = dl, .mask = 255} {
@@ -431,5 +432,8 @@ class line_ring_search {
   std::vector<std::uint32_t> size_;    // devices per line position
   std::vector<std::uint32_t> suffix_;  // devices at line positions ≥ i
 };
+
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using line_ring_search = basic_line_ring_search<>;
 
 }  // namespace devplace::detail

@@ -28,7 +28,8 @@
 namespace devplace::detail {
 
 /// The oracle names of `o` are built-in or custom, each once; custom oracles are set.
-inline void check_oracles(const mapper_options& o) {
+template <int = 0>
+void check_oracles(const mapper_options& o) {
   for (const auto& c : o.custom_oracles)
     if (c.name.empty() || !c.oracle) throw std::invalid_argument("mapper_options::custom_oracles: an oracle without a name or without an oracle");
   for (std::size_t i = 0; i < o.oracles.size(); ++i) {
@@ -40,7 +41,8 @@ inline void check_oracles(const mapper_options& o) {
   }
 }
 
-class oracle_portfolio_run {
+template <int = 0>
+class basic_oracle_portfolio_run {
  public:
   /// Adds an oracle that applies, with its spec (limit 0: `default_limit`).
   void add(const oracle_spec& spec, any_target_oracle o, std::uint64_t default_limit) {
@@ -171,6 +173,9 @@ class oracle_portfolio_run {
 
   std::vector<std::unique_ptr<entry>> entries_;
 };
+
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using oracle_portfolio_run = basic_oracle_portfolio_run<>;
 
 /// Fills `portfolio` with the oracles of `opt.oracles` that apply to the model and topology, in
 /// its order (docs/mapping-oracles.md has where each applies): the built-in covers set up here

@@ -27,7 +27,8 @@ struct assignment_scratch {
 /// The least Σ_{s'∈adj(s)} T(d, e_{s'}, M(s, s')) over injective choices e_{s'} ∈ A(s') \ {d}
 /// (a rectangular min-cost assignment, Hungarian method, O(deg² · D)); +inf when none exists.
 /// Lowered by a relative 1e-12 so that rounding keeps it below the true minimum.
-[[nodiscard]] inline double neighbour_assignment_ms(const stage_graph& g, const link_costs& L, const std::vector<std::uint64_t>& dom,
+template <int = 0>
+[[nodiscard]] double neighbour_assignment_ms(const stage_graph& g, const link_costs& L, const std::vector<std::uint64_t>& dom,
                                                   std::size_t W, std::size_t s, std::size_t d, assignment_scratch& a) {
   const auto nb = g.neighbours(s);
   const std::size_t n = nb.size();
@@ -108,7 +109,8 @@ struct assignment_scratch {
 /// keeps every neighbour inside its set of that moment (time ≥ x) or puts one outside it
 /// (objective ≥ its above) — a proved bound whatever the target. One pass costs Σ_s deg(s)·D²
 /// link reads; skipped above 4·10^7.
-inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, const link_costs& L,
+template <int = 0>
+void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                const device_bound_table& table, std::size_t D, std::size_t W) {
   if (!g.uniform_replicas()) return;
   const std::size_t S = g.stages(), R = g.replicas();
@@ -169,7 +171,8 @@ inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, c
 /// the placed neighbours exactly, the unplaced ones on the fastest links from f to devices free
 /// now (≠ f), largest message on the fastest (rearrangement; latency: the smallest ones out of f
 /// apart). +inf when the free devices cannot host the unplaced neighbours.
-[[nodiscard]] inline double p2p_free_bound(const mapping_search_state& st, const stage_graph& g, const link_costs& L,
+template <int = 0>
+[[nodiscard]] double p2p_free_bound(const mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                            std::size_t v, std::size_t f) {
   const std::size_t s = g.stage_of_vertex(v), r = g.replica_of_vertex(v);
   const auto ow = L.out_sorted(f);
@@ -202,7 +205,8 @@ inline void filter_p2p_domains(mapping_search_state& st, const stage_graph& g, c
 /// The devices examined are the free ones among the min(2·deg + 2, 8) fastest links out of d (those
 /// whose free links d's placement took); on each, the unplaced vertices of the started copies
 /// and one copy not started. O(V + K · (started copies + 1) · S · deg) per placement.
-[[nodiscard]] inline bool p2p_free_links_suffice(mapping_search_state& st, const stage_graph& g, const link_costs& L,
+template <int = 0>
+[[nodiscard]] bool p2p_free_links_suffice(mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                                  const device_bound_table& table, std::size_t D, std::size_t W,
                                                  std::size_t v, std::size_t d) {
   if (!g.uniform_replicas()) return true;

@@ -20,8 +20,9 @@
 namespace devplace::detail {
 
 /// The exact test of a packing (file comment, 3.), with its steps and the mapping found.
-struct quotient_copy_search::realisation {
-  const quotient_copy_search& q;
+template <int I>
+struct basic_quotient_copy_search<I>::realisation {
+  const basic_quotient_copy_search& q;
   double t;
   const listing& lst;
   const limits& lim;
@@ -32,7 +33,7 @@ struct quotient_copy_search::realisation {
   std::vector<std::vector<std::uint32_t>> asg;   // flat S per assignment
   std::vector<char> asg_done, asg_capped;
 
-  realisation(const quotient_copy_search& q_, double t_, const listing& l, const limits& lm, const std::atomic<bool>* st,
+  realisation(const basic_quotient_copy_search& q_, double t_, const listing& l, const limits& lm, const std::atomic<bool>* st,
               clock::time_point dl)
       : q(q_), t(t_), lst(l), lim(lm), work{.most = work_counter::at_most(lm.realise_steps), .stop = st, .deadline = dl, .mask = 255} {
     asg.resize(l.tau.size()), asg_done.assign(l.tau.size(), 0), asg_capped.assign(l.tau.size(), 0);
@@ -399,7 +400,8 @@ struct quotient_copy_search::realisation {
 };
 
 // quotient_copy_search::solve (declared, and documented, in quotient_copy_listing.hpp)
-inline cover_answer quotient_copy_search::solve(double t, const limits& lim, const std::atomic<bool>* stop,
+template <int I>
+cover_answer basic_quotient_copy_search<I>::solve(double t, const limits& lim, const std::atomic<bool>* stop,
                                                 clock::time_point deadline, const std::atomic<double>* capped_at) const {
   cover_answer a;
   if (!applies_) return a;

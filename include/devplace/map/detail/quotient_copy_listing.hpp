@@ -58,7 +58,8 @@
 
 namespace devplace::detail {
 
-class quotient_copy_search {
+template <int = 0>
+class basic_quotient_copy_search {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -75,7 +76,7 @@ class quotient_copy_search {
   /// `applies()` is false unless `g` has equal replica counts and no more stage replicas than
   /// devices, `L` symmetric links without latency and at most 256 devices, and some class holds
   /// two or more devices (at most 32). Keeps pointers to `g` and `L`.
-  quotient_copy_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+  basic_quotient_copy_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
       : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.replicas()), K_(classes.size()) {
     if (!g.uniform_replicas() || S_ == 0 || g.vertices() > L.devices() || L.has_latency() || !L.symmetric() ||
         L.devices() > 256 || K_ == 0)
@@ -371,5 +372,8 @@ class quotient_copy_search {
   mutable std::mutex kmu_;
   mutable std::unordered_map<std::string, vector_knowledge> known_;
 };
+/// `basic_quotient_copy_search<>` (solve() and its realisation: map/detail/quotient_copy.hpp).
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using quotient_copy_search = basic_quotient_copy_search<>;
 
 }  // namespace devplace::detail

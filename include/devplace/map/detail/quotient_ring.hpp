@@ -53,7 +53,8 @@ namespace devplace::detail {
 /// The link costs of the quotient by `classes` (a partition of the devices into link classes):
 /// [x · K + y] = w(x, y), the cost of every link between classes x ≠ y, and w(x, x) the cheapest
 /// link inside x (+inf for a class of one device). Reads `ms_per_byte`.
-[[nodiscard]] inline std::vector<double> quotient_link_costs(const link_costs& L, const std::vector<std::vector<std::size_t>>& classes) {
+template <int = 0>
+[[nodiscard]] std::vector<double> quotient_link_costs(const link_costs& L, const std::vector<std::vector<std::size_t>>& classes) {
   const std::size_t K = classes.size();
   std::vector<double> w(K * K, std::numeric_limits<double>::infinity());
   for (std::size_t x = 0; x < K; ++x)
@@ -70,7 +71,8 @@ namespace devplace::detail {
 }
 
 /// The distinct finite values of `w`, ascending.
-[[nodiscard]] inline std::vector<double> distinct_finite(std::vector<double> w) {
+template <int = 0>
+[[nodiscard]] std::vector<double> distinct_finite(std::vector<double> w) {
   w.erase(std::remove_if(w.begin(), w.end(), [](double x) { return !std::isfinite(x); }), w.end());
   std::sort(w.begin(), w.end());
   w.erase(std::unique(w.begin(), w.end()), w.end());
@@ -114,7 +116,8 @@ template <class RingOf>
   return {};
 }
 
-class quotient_ring_search {
+template <int = 0>
+class basic_quotient_ring_search {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -124,7 +127,7 @@ class quotient_ring_search {
   /// `find_link_classes`). `applies()` is false unless `g` has equal replica counts R ≥ 2 and
   /// every stage parameters, `L` has symmetric links without latency and no more stage replicas
   /// than devices, and some class holds two or more devices. Keeps a pointer to `g`.
-  quotient_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
+  basic_quotient_ring_search(const stage_graph& g, const link_costs& L, const std::vector<std::vector<std::size_t>>& classes)
       : g_(&g), L_(&L), classes_(classes), S_(g.stages()), R_(g.uniform_replicas() ? g.replicas() : 0), K_(classes.size()) {
     if (!nested_rings_apply(g, L) || !L.symmetric() || K_ == 0) return;
     std::size_t devices = 0, largest = 0;
@@ -344,5 +347,8 @@ class quotient_ring_search {
   std::vector<double> values_;       // the distinct finite costs, ascending
   mutable listing_cache<listing> cache_;  // the listing at the largest θ so far
 };
+
+/// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
+using quotient_ring_search = basic_quotient_ring_search<>;
 
 }  // namespace devplace::detail

@@ -75,7 +75,8 @@ struct mapping_search_state {
 
 /// The allowed devices of every vertex at target `st.t` (every device when `extra_pruning` is
 /// off), and for every vertex the smallest bound above the target.
-inline void compute_allowed_devices(mapping_search_state& st, const device_bound_table& table, std::size_t vertices,
+template <int = 0>
+void compute_allowed_devices(mapping_search_state& st, const device_bound_table& table, std::size_t vertices,
                                     std::size_t devices, std::size_t words, bool extra_pruning) {
   const std::size_t V = vertices, D = devices, W = words;
   st.allowed.assign(V * W, 0);
@@ -90,7 +91,8 @@ inline void compute_allowed_devices(mapping_search_state& st, const device_bound
 
 /// Groups the vertices by equal allowed sets (after `compute_allowed_devices` and any filtering),
 /// fewest allowed devices first.
-inline void group_allowed_devices(mapping_search_state& st, std::size_t vertices, std::size_t words) {
+template <int = 0>
+void group_allowed_devices(mapping_search_state& st, std::size_t vertices, std::size_t words) {
   const std::size_t V = vertices, W = words;
   st.group.assign(V, unplaced);
   auto same_set = [&](std::size_t v, std::size_t u) {
@@ -126,7 +128,8 @@ inline void group_allowed_devices(mapping_search_state& st, std::size_t vertices
 /// The counting (Hall) check: the free devices can still host the vertices left to place,
 /// group by group and for every union of groups taken fewest-devices first. On failure, records
 /// the value that pruned (`pruned_by`).
-[[nodiscard]] inline bool free_devices_suffice(mapping_search_state& st, std::size_t words) {
+template <int = 0>
+[[nodiscard]] bool free_devices_suffice(mapping_search_state& st, std::size_t words) {
   const std::size_t W = words;
   st.free_union.assign(W, 0);
   std::size_t need = 0;
