@@ -127,8 +127,9 @@ TEST_CASE("bisection map: the ring search finds a cycle within a threshold exact
   }
 }
 
-TEST_CASE("bisection map: rings of 64 on a 16 x 16 mesh and of 32 on an 8 x 8 x 8 mesh use one-hop links only") {
-  for (const auto& [topo, S, R] : {std::tuple{mesh2d(16, 16), 4, 64}, std::tuple{mesh3d(8, 8, 8), 16, 32}}) {
+TEST_CASE("bisection map: rings of 64 and 128 on 16 x 16 and 8 x 8 x 8 meshes and tori use one-hop links only") {
+  for (const auto& [topo, S, R] : {std::tuple{mesh2d(16, 16), 4, 64}, std::tuple{torus2d(16, 16), 4, 64},
+                                   std::tuple{mesh3d(8, 8, 8), 4, 128}, std::tuple{torus3d(8, 8, 8), 8, 64}}) {
     const link_costs L(topo);
     std::vector<double> c(S, 1.0), p(S, 8e7);
     std::vector<std::vector<double>> m(S, std::vector<double>(S, 0.0));

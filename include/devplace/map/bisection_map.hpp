@@ -186,12 +186,61 @@ void two_opt_ring(std::vector<std::size_t>& ring, const device_distances& dist) 
   }
 }
 
-/// A Hamiltonian cycle of the devices `x` using only pairs with d ≤ `tau`, by depth-first search
-/// (fewest free neighbours first, as Warnsdorff's rule; the start's last free neighbour kept for
-/// the return) within `budget` extensions; empty when none is found.
+/// A Hamiltonian cycle of the vertices 0..n−1 of the graph `nb` (adjacency lists) through
+/// `start`, by depth-first search (fewest free neighbours first, as Warnsdorff's rule, then the
+/// farthest from the start by `far`; the start's last free neighbour kept for the return) within
+/// `budget` extensions; empty when none is found.
+template <class Far>
+[[nodiscard]] std::vector<std::size_t> cycle_from(const std::vector<std::vector<std::size_t>>& nb, std::size_t start, std::size_t budget,
+                                                  const Far& far) {
+  const std::size_t n = nb.size();
+  std::vector<char> used(n, 0), near_start(n, 0);
+  for (auto b : nb[start]) near_start[b] = 1;
+  std::vector<std::size_t> free(n), path{start};
+  for (std::size_t a = 0; a < n; ++a) free[a] = nb[a].size();
+  auto visit = [&](std::size_t a, bool in) {
+    used[a] = in;
+    for (auto b : nb[a]) free[b] = in ? free[b] - 1 : free[b] + 1;
+  };
+  auto expand = [&](std::size_t a) {  // the untried successors of a, best last
+    std::vector<std::size_t> c;
+    for (auto b : nb[a])
+      if (!used[b] && (free[start] > 1 || path.size() + 1 == n || !near_start[b])) c.push_back(b);
+    std::sort(c.begin(), c.end(), [&](std::size_t p, std::size_t q) {
+      if (free[p] != free[q]) return free[p] > free[q];
+      const double dp = far(p), dq = far(q);
+      return dp != dq ? dp < dq : p > q;
+    });
+    return c;
+  };
+  visit(start, true);
+  std::vector<std::vector<std::size_t>> choices{expand(start)};
+  for (std::size_t steps = 0; steps < budget;) {
+    if (path.size() == n) {
+      if (near_start[path.back()]) return path;
+    } else if (!choices.back().empty()) {
+      const std::size_t b = choices.back().back();
+      choices.back().pop_back();
+      ++steps;
+      path.push_back(b);
+      visit(b, true);
+      choices.push_back(expand(b));
+      continue;
+    }
+    if (path.size() == 1) break;
+    visit(path.back(), false);
+    path.pop_back();
+    choices.pop_back();
+  }
+  return {};
+}
+
+/// A Hamiltonian cycle of the devices `x` using only pairs with d ≤ `tau` (`cycle_from`), tried
+/// from up to four starts (the vertex of fewest neighbours first, then three spread over `x`), each
+/// within `budget` extensions; empty when none is found.
 template <int = 0>
 [[nodiscard]] std::vector<std::size_t> cycle_within(const std::vector<std::size_t>& x, const device_distances& dist, double tau,
-                                                           std::size_t budget) {
+                                                    std::size_t budget) {
   const std::size_t n = x.size();
   std::vector<std::vector<std::size_t>> nb(n);
   for (std::size_t a = 0; a < n; ++a)
@@ -199,54 +248,17 @@ template <int = 0>
       if (a != b && dist(x[a], x[b]) <= tau) nb[a].push_back(b);
   for (const auto& l : nb)
     if (l.size() < 2) return {};
-  std::size_t start = 0;
+  std::size_t first = 0;
   for (std::size_t a = 1; a < n; ++a)
-    if (nb[a].size() < nb[start].size()) start = a;
-  std::vector<char> used(n, 0);
-  std::vector<std::size_t> free(n), path{start};
-  for (std::size_t a = 0; a < n; ++a) free[a] = nb[a].size();
-  auto visit = [&](std::size_t a, int sign) {
-    used[a] = sign > 0;
-    for (auto b : nb[a]) free[b] = sign > 0 ? free[b] - 1 : free[b] + 1;
-  };
-  visit(start, 1);
-  // choices[k]: the untried successors of path[k], best last
-  std::vector<std::vector<std::size_t>> choices(1);
-  auto expand = [&](std::size_t a) {
-    std::vector<std::size_t> c;
-    for (auto b : nb[a])
-      if (!used[b] && (free[start] > 1 || path.size() + 1 == n || std::find(nb[start].begin(), nb[start].end(), b) == nb[start].end()))
-        c.push_back(b);
-    // best last: fewest free neighbours, then nearest to the start (the path sweeps outwards and
-    // can come back), then the lower index
-    std::sort(c.begin(), c.end(), [&](std::size_t p, std::size_t q) {
-      if (free[p] != free[q]) return free[p] > free[q];
-      const double dp = dist(x[p], x[start]), dq = dist(x[q], x[start]);
-      return dp != dq ? dp < dq : p > q;
-    });
-    return c;
-  };
-  choices[0] = expand(start);
-  for (std::size_t steps = 0; steps < budget && !path.empty();) {
-    if (path.size() == n) {
-      if (std::find(nb[path.back()].begin(), nb[path.back()].end(), start) != nb[path.back()].end()) {
-        std::vector<std::size_t> ring;
-        for (auto a : path) ring.push_back(x[a]);
-        return ring;
-      }
-    } else if (!choices.back().empty()) {
-      const std::size_t b = choices.back().back();
-      choices.back().pop_back();
-      ++steps;
-      path.push_back(b);
-      visit(b, 1);
-      choices.push_back(expand(b));
-      continue;
+    if (nb[a].size() < nb[first].size()) first = a;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const std::size_t start = (first + k * n / 4) % n;
+    if (k > 0 && start == first) break;
+    auto c = cycle_from(nb, start, budget, [&](std::size_t a) { return dist(x[a], x[start]); });
+    if (!c.empty()) {
+      for (auto& a : c) a = x[a];
+      return c;
     }
-    if (path.size() == 1) break;
-    visit(path.back(), -1);
-    path.pop_back();
-    choices.pop_back();
   }
   return {};
 }
@@ -274,7 +286,7 @@ void best_ring_order(std::vector<std::size_t>& ring, const device_distances& dis
   std::vector<std::size_t> best;
   while (lo < hi) {  // the least value within reach lies in [lo, hi]; hi is the current order's
     const auto mid = lo + (hi - lo) / 2;
-    auto c = cycle_within(ring, dist, *mid, 64 * n);
+    auto c = cycle_within(ring, dist, *mid, 1024 * n);
     if (c.empty()) lo = mid + 1;
     else best = std::move(c), hi = mid;
   }
