@@ -117,7 +117,8 @@ TEST_CASE("bisection map: the ring search finds a cycle within a threshold exact
       best = std::min(best, std::max(top, dist(perm.back(), x[0])));
     } while (std::next_permutation(perm.begin(), perm.end()));
     for (double tau : {best, best * (1 - 1e-9), best * 1.5}) {
-      const auto c = detail::cycle_within(x, dist, tau, std::size_t{1} << 30);
+      detail::ring_work work{.left = std::size_t{1} << 40};
+      const auto c = detail::cycle_within(x, dist, tau, std::size_t{1} << 30, work);
       CHECK(c.empty() == (tau < best));
       if (!c.empty()) {
         CHECK(std::set<std::size_t>(c.begin(), c.end()).size() == D);

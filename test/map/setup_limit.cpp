@@ -34,12 +34,14 @@ struct setup_limit_rowwise {
   }
 };
 
-/// The best of the CS, p2p, random (seed 1) and bisection maps, evaluated independently of the mapper.
+/// The best of the CS, p2p, random (seed 1) and, with `bisection`, the bisection maps, evaluated
+/// independently of the mapper. (The mapper's bisection map stops its ring searches at a share of
+/// the limit: on small instances they end long before, so the two agree.)
 template <class C>
-double setup_limit_best_baseline(const stage_graph& g, const link_costs& L, const C& model) {
+double setup_limit_best_baseline(const stage_graph& g, const link_costs& L, const C& model, bool bisection = true) {
   double best = evaluate(g, L, cs_map(g), model).objective_ms;
   best = std::min(best, evaluate(g, L, p2p_map(g), model).objective_ms);
-  best = std::min(best, evaluate(g, L, bisection_map(g, L), model).objective_ms);
+  if (bisection) best = std::min(best, evaluate(g, L, bisection_map(g, L), model).objective_ms);
   return std::min(best, evaluate(g, L, random_map(g, L.devices(), 1), model).objective_ms);
 }
 
@@ -111,8 +113,9 @@ TEST_CASE("mapper: 1,024 devices under a short time limit: a valid mapping no wo
     const auto r = map_devices(g, L, {.cost = c, .threads = 2, .timeout_s = 0.3});
     CAPTURE(to_string(c));
     test::check_valid_mapping(g, 1024, r);
-    const double best = c == cost_choice::p2p ? setup_limit_best_baseline(g, L, p2p_cost{})
-                                              : setup_limit_best_baseline(g, L, allreduce_cost{});
+    // no worse than the CS, p2p and random maps (its bisection map depends on the time it had)
+    const double best = c == cost_choice::p2p ? setup_limit_best_baseline(g, L, p2p_cost{}, false)
+                                              : setup_limit_best_baseline(g, L, allreduce_cost{}, false);
     CHECK(r.objective_ms <= best);
     CHECK(r.objective_ms == doctest::Approx(evaluate(g, L, r.device_of, c).objective_ms).epsilon(1e-12));
     CHECK(r.lower_bound_ms <= r.objective_ms);

@@ -29,6 +29,7 @@
 /// O((V + A) · D log D) for the replica splits, V stage replicas and A exchanging pairs; 2–20 ms
 /// for 64–512 devices.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <deque>
@@ -186,13 +187,30 @@ void two_opt_ring(std::vector<std::size_t>& ring, const device_distances& dist) 
   }
 }
 
+/// What the ring searches of one bisection map may still spend: extensions of a depth-first
+/// search in all, and a deadline (read every 1,024 extensions).
+struct ring_work {
+  std::size_t left;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::size_t since_clock = 0;
+  /// Counts one extension; false when the work or the time is spent.
+  bool take() {
+    if (left == 0) return false;
+    --left;
+    if (++since_clock < 1024) return true;
+    since_clock = 0;
+    if (std::chrono::steady_clock::now() >= deadline) left = 0;
+    return left > 0;
+  }
+};
+
 /// A Hamiltonian cycle of the vertices 0..n−1 of the graph `nb` (adjacency lists) through
 /// `start`, by depth-first search (fewest free neighbours first, as Warnsdorff's rule, then the
 /// farthest from the start by `far`; the start's last free neighbour kept for the return) within
 /// `budget` extensions; empty when none is found.
 template <class Far>
 [[nodiscard]] std::vector<std::size_t> cycle_from(const std::vector<std::vector<std::size_t>>& nb, std::size_t start, std::size_t budget,
-                                                  const Far& far) {
+                                                  const Far& far, ring_work& work) {
   const std::size_t n = nb.size();
   std::vector<char> used(n, 0), near_start(n, 0);
   for (auto b : nb[start]) near_start[b] = 1;
@@ -215,13 +233,14 @@ template <class Far>
   };
   visit(start, true);
   std::vector<std::vector<std::size_t>> choices{expand(start)};
-  for (std::size_t steps = 0; steps < budget;) {
+  for (std::size_t steps = 0; steps < budget && work.left > 0;) {
     if (path.size() == n) {
       if (near_start[path.back()]) return path;
     } else if (!choices.back().empty()) {
       const std::size_t b = choices.back().back();
       choices.back().pop_back();
       ++steps;
+      if (!work.take()) break;
       path.push_back(b);
       visit(b, true);
       choices.push_back(expand(b));
@@ -240,7 +259,7 @@ template <class Far>
 /// within `budget` extensions; empty when none is found.
 template <int = 0>
 [[nodiscard]] std::vector<std::size_t> cycle_within(const std::vector<std::size_t>& x, const device_distances& dist, double tau,
-                                                    std::size_t budget) {
+                                                    std::size_t budget, ring_work& work) {
   const std::size_t n = x.size();
   std::vector<std::vector<std::size_t>> nb(n);
   for (std::size_t a = 0; a < n; ++a)
@@ -254,7 +273,9 @@ template <int = 0>
   for (std::size_t k = 0; k < 4; ++k) {
     const std::size_t start = (first + k * n / 4) % n;
     if (k > 0 && start == first) break;
-    auto c = cycle_from(nb, start, budget, [&](std::size_t a) { return dist(x[a], x[start]); });
+    std::vector<double> far(n);
+    for (std::size_t a = 0; a < n; ++a) far[a] = dist(x[a], x[start]);
+    auto c = cycle_from(nb, start, budget, [&](std::size_t a) { return far[a]; }, work);
     if (!c.empty()) {
       for (auto& a : c) a = x[a];
       return c;
@@ -267,7 +288,7 @@ template <int = 0>
 /// (binary search over the pair distances, from the current order's largest link down), then
 /// 2-opt (`two_opt_ring`).
 template <int = 0>
-void best_ring_order(std::vector<std::size_t>& ring, const device_distances& dist) {
+void best_ring_order(std::vector<std::size_t>& ring, const device_distances& dist, ring_work& work) {
   const std::size_t n = ring.size();
   if (n < 4) return;
   double top = 0, floor = 0;
@@ -284,9 +305,9 @@ void best_ring_order(std::vector<std::size_t>& ring, const device_distances& dis
   values.erase(std::unique(values.begin(), values.end()), values.end());
   auto lo = std::lower_bound(values.begin(), values.end(), floor), hi = std::lower_bound(values.begin(), values.end(), top);
   std::vector<std::size_t> best;
-  while (lo < hi) {  // the least value within reach lies in [lo, hi]; hi is the current order's
+  while (lo < hi && work.left > 0) {  // the least value within reach lies in [lo, hi]; hi is the current order's
     const auto mid = lo + (hi - lo) / 2;
-    auto c = cycle_within(ring, dist, *mid, 1024 * n);
+    auto c = cycle_within(ring, dist, *mid, 512 * n, work);
     if (c.empty()) lo = mid + 1;
     else best = std::move(c), hi = mid;
   }
@@ -403,10 +424,13 @@ void split_domain(std::vector<bisection_domain>& doms, std::size_t k, std::vecto
 }  // namespace detail
 
 /// The dual recursive bisection map of `g` onto the devices of `L` (file comment), MB =
-/// `micro_batches` weighting the point-to-point traffic against the allreduce. Deterministic.
-/// Throws std::invalid_argument when S·R exceeds the devices or `micro_batches` is 0.
+/// `micro_batches` weighting the point-to-point traffic against the allreduce. The ring searches
+/// spend at most 1,024·S·R extensions in all and stop at `deadline` (the rings keep the order
+/// they have then). Deterministic without a deadline. Throws std::invalid_argument when S·R
+/// exceeds the devices or `micro_batches` is 0.
 template <int = 0>
-[[nodiscard]] device_mapping bisection_map(const stage_graph& g, const link_costs& L, std::size_t micro_batches = 1) {
+[[nodiscard]] device_mapping bisection_map(const stage_graph& g, const link_costs& L, std::size_t micro_batches = 1,
+                                           std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   const std::size_t V = g.vertices(), D = L.devices();
   if (V > D)
     throw std::invalid_argument("bisection_map: " + std::to_string(V) + " stage replicas need as many devices, the topology has " +
@@ -430,8 +454,9 @@ template <int = 0>
   std::vector<std::size_t> dev(V);
   for (std::size_t v = 0; v < V; ++v) dev[v] = doms[dom_of[v]].devices.front();
   auto m = unflatten(g, dev);
+  detail::ring_work work{.left = 4096 * V, .deadline = deadline};
   for (std::size_t s = 0; s < g.stages(); ++s)
-    if (g.allreduce_bytes(s) > 0) detail::best_ring_order(m[s], dist);
+    if (g.allreduce_bytes(s) > 0) detail::best_ring_order(m[s], dist, work);
   return m;
 }
 

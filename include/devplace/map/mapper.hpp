@@ -77,7 +77,10 @@ class bracket_search {
     };
     for (auto b : {baseline::cs, baseline::p2p, baseline::random})
       offer(flatten(g_, baseline_map(g_, L_.devices(), b, o_.seed)), std::string(to_string(b)));
-    if (L_.devices() <= detail::bisection_start_max_devices) offer(flatten(g_, bisection_map(g_, L_, o_.micro_batches)), "bisection");
+    if (L_.devices() <= detail::bisection_start_max_devices) {  // its ring searches within a sixteenth of the limit
+      const auto until = deadline_ == clock::time_point::max() ? deadline_ : t0_ + (deadline_ - t0_) / 16;
+      offer(flatten(g_, bisection_map(g_, L_, o_.micro_batches, until)), "bisection");
+    }
     for (const auto& dev : o_.warm_starts) offer(dev, "warm start");
     res_.initial_upper_bound_ms = t_r_;
     // Local search on the best of them, within a bounded share of the limit; a share is kept

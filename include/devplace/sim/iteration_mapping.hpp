@@ -101,7 +101,11 @@ template <int = 0>
   std::vector<std::vector<std::size_t>> starts;
   if (r.has_solution()) starts.push_back(flatten(g, r.device_of));
   for (auto b : {baseline::cs, baseline::p2p}) starts.push_back(flatten(g, baseline_map(g, L.devices(), b, o.seed)));
-  if (L.devices() <= detail::bisection_start_max_devices) starts.push_back(flatten(g, bisection_map(g, L, s.micro_batches)));
+  if (L.devices() <= detail::bisection_start_max_devices) {  // its ring searches within a sixteenth of the time left
+    const auto now = clock::now();
+    const auto until = deadline == clock::time_point::max() ? deadline : now + (std::max(deadline, now) - now) / 16;
+    starts.push_back(flatten(g, bisection_map(g, L, s.micro_batches, until)));
+  }
   // The fastest start first: it gets the time, the others what is left.
   std::vector<double> start_ms;
   for (const auto& d : starts) start_ms.push_back(evaluate_flat(g, L, model, std::span<const std::size_t>(d)).objective_ms);
