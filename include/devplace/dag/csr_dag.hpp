@@ -30,6 +30,7 @@ class csr_dag {
   /// self-loops and ids >= n are caller bugs (checked by DEVPLACE_EXPECTS). Acyclicity is not
   /// checked here: use `topological_sort` or the op_graph builder for checked construction.
   /// `merged_from`, when given, receives for each input pair the id of the edge it became.
+  template <int = 0>
   csr_dag(std::size_t n, std::span<const std::pair<vertex_type, vertex_type>> edges,
           std::vector<edge_type>* merged_from = nullptr) {
     build(n, edges, merged_from);
@@ -68,6 +69,7 @@ class csr_dag {
   friend bool operator==(const csr_dag&, const csr_dag&) = default;
 
  private:
+  template <int = 0>
   void build(std::size_t n, std::span<const std::pair<vertex_type, vertex_type>> edges,
              std::vector<edge_type>* merged_from) {
     std::vector<std::size_t> order(edges.size());

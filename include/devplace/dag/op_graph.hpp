@@ -135,6 +135,7 @@ class op_graph_builder {
  public:
   /// Adds an operator; returns its dense vertex id. Throws `graph_error` on a duplicate external
   /// id or a negative / non-finite attribute.
+  template <int = 0>
   std::size_t add_op(op_attributes a) {
     check_attr(a.fwd_ms, "fwd_ms", a.id);
     check_attr(a.bwd_ms, "bwd_ms", a.id);
@@ -154,6 +155,7 @@ class op_graph_builder {
     return v;
   }
   /// Adds the data dependency u -> v (dense ids) carrying `bytes`; parallel edges add their bytes.
+  template <int = 0>
   void add_edge(std::size_t u, std::size_t v, double bytes) {
     if (u >= ops_.size() || v >= ops_.size())
       throw graph_error("edge " + std::to_string(u) + " -> " + std::to_string(v) + ": no such operator");
@@ -174,6 +176,7 @@ class op_graph_builder {
   /// Validates acyclicity and returns the graph. Throws `graph_error` naming the external ids of
   /// one cycle, `graph_total_error` when a total (of fwd_ms + bwd_ms, a memory or parameter
   /// field, or the edge bytes) is not finite.
+  template <int = 0>
   [[nodiscard]] op_graph build() && {
     check_totals();
     op_graph g;
@@ -196,6 +199,7 @@ class op_graph_builder {
   }
 
  private:
+  template <int = 0>
   void check_totals() const {
     double compute = 0, fwd_mem = 0, bwd_mem = 0, params = 0, bytes = 0;
     for (const auto& a : ops_) {
@@ -215,6 +219,7 @@ class op_graph_builder {
     check(params, "nodes", "param_bytes");
     check(bytes, "edges", "edge bytes");
   }
+  template <int = 0>
   static void check_attr(double x, const char* field, std::int64_t id) {
     if (!std::isfinite(x) || x < 0)
       throw graph_error("operator " + std::to_string(id) + ": " + field + " must be a finite number >= 0");

@@ -23,7 +23,8 @@ namespace devplace::ilp {
 
 namespace detail {
 
-inline void write_lp_terms(std::ostream& os, const std::vector<term>& terms, const printed_names& n,
+template <int = 0>
+void write_lp_terms(std::ostream& os, const std::vector<term>& terms, const printed_names& n,
                            const std::string& fallback_col) {
   if (terms.empty()) {
     os << " 0 " << fallback_col;
@@ -40,7 +41,8 @@ inline void write_lp_terms(std::ostream& os, const std::vector<term>& terms, con
 }  // namespace detail
 
 /// Writes `m` in the CPLEX LP format.
-inline void write_lp(std::ostream& os, const model& m) {
+template <int = 0>
+void write_lp(std::ostream& os, const model& m) {
   const detail::printed_names n(m);
   // A column for "0 <name>" in empty rows; a model without columns gets a fixed dummy one.
   const bool need_dummy = m.num_vars() == 0;
@@ -113,7 +115,8 @@ inline void write_lp(std::ostream& os, const model& m) {
 }
 
 /// The LP text of `m`.
-[[nodiscard]] inline std::string to_lp_string(const model& m) {
+template <int = 0>
+[[nodiscard]] std::string to_lp_string(const model& m) {
   std::ostringstream os;
   write_lp(os, m);
   return os.str();
@@ -122,6 +125,7 @@ inline void write_lp(std::ostream& os, const model& m) {
 /// Writes `m` to `path` in the LP format, atomically: the text goes to a temporary file beside
 /// `path` that is then renamed over it, so a failure never leaves a half-written model. Throws
 /// io::output_error (a std::runtime_error) naming the file when it cannot be written.
-inline void write_lp(const std::filesystem::path& path, const model& m) { io::atomic_write(path, to_lp_string(m)); }
+template <int = 0>
+void write_lp(const std::filesystem::path& path, const model& m) { io::atomic_write(path, to_lp_string(m)); }
 
 }  // namespace devplace::ilp

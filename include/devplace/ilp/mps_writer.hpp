@@ -27,7 +27,8 @@
 namespace devplace::ilp {
 
 /// Writes `m` in the free MPS format.
-inline void write_mps(std::ostream& os, const model& m) {
+template <int = 0>
+void write_mps(std::ostream& os, const model& m) {
   const detail::printed_names n(m);
   os << "* " << m.num_vars() << " columns (" << m.num_integral() << " integer), " << m.num_rows() << " rows, "
      << m.num_nonzeros() << " nonzeros\n";
@@ -94,7 +95,8 @@ inline void write_mps(std::ostream& os, const model& m) {
 }
 
 /// The MPS text of `m`.
-[[nodiscard]] inline std::string to_mps_string(const model& m) {
+template <int = 0>
+[[nodiscard]] std::string to_mps_string(const model& m) {
   std::ostringstream os;
   write_mps(os, m);
   return os.str();
@@ -103,6 +105,7 @@ inline void write_mps(std::ostream& os, const model& m) {
 /// Writes `m` to `path` in the free MPS format, atomically: the text goes to a temporary file beside
 /// `path` that is then renamed over it, so a failure never leaves a half-written model. Throws
 /// io::output_error (a std::runtime_error) naming the file when it cannot be written.
-inline void write_mps(const std::filesystem::path& path, const model& m) { io::atomic_write(path, to_mps_string(m)); }
+template <int = 0>
+void write_mps(const std::filesystem::path& path, const model& m) { io::atomic_write(path, to_mps_string(m)); }
 
 }  // namespace devplace::ilp

@@ -65,7 +65,8 @@ struct solution {
 /// map to themselves, `time_limit` to `time_limit`. `unbounded` and `error` mean the model or the
 /// solver is broken (a builder never makes an unbounded model): std::runtime_error with the
 /// solver's message.
-[[nodiscard]] inline devplace::status result_status(const solution& s) {
+template <int = 0>
+[[nodiscard]] devplace::status result_status(const solution& s) {
   switch (s.status) {
     case solve_status::optimal: return devplace::status::optimal;
     case solve_status::feasible: return devplace::status::feasible;

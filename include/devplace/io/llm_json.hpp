@@ -21,27 +21,33 @@ namespace devplace::io {
 
 
 /// A model from a parsed document: `devplace.llm-model/1` or Calculon's model keys.
-inline llm::model llm_model_from_json(const nlohmann::json& doc, const std::string& file) {
+template <int = 0>
+llm::model llm_model_from_json(const nlohmann::json& doc, const std::string& file) {
   return detail::llm_model_from_json(doc, file);
 }
-inline llm::hardware llm_system_from_json(const nlohmann::json& doc, const std::string& file) {
+template <int = 0>
+llm::hardware llm_system_from_json(const nlohmann::json& doc, const std::string& file) {
   return detail::llm_system_from_json(doc, file);
 }
-inline llm::execution llm_execution_from_json(const nlohmann::json& doc, const std::string& file) {
+template <int = 0>
+llm::execution llm_execution_from_json(const nlohmann::json& doc, const std::string& file) {
   return detail::llm_execution_from_json(doc, file);
 }
 
-inline llm::model read_llm_model(const std::filesystem::path& p) {
+template <int = 0>
+llm::model read_llm_model(const std::filesystem::path& p) {
   llm::model m = llm_model_from_json(detail::parse_json(detail::read_text(p), p.string()), p.string());
   if (m.name.empty()) m.name = p.stem().string();
   return m;
 }
-inline llm::hardware read_llm_system(const std::filesystem::path& p) {
+template <int = 0>
+llm::hardware read_llm_system(const std::filesystem::path& p) {
   llm::hardware s = llm_system_from_json(detail::parse_json(detail::read_text(p), p.string()), p.string());
   if (s.name.empty()) s.name = p.stem().string();
   return s;
 }
-inline llm::execution read_llm_execution(const std::filesystem::path& p) {
+template <int = 0>
+llm::execution read_llm_execution(const std::filesystem::path& p) {
   return llm_execution_from_json(detail::parse_json(detail::read_text(p), p.string()), p.string());
 }
 

@@ -13,7 +13,8 @@ namespace devplace::io {
 inline constexpr const char* llm_result_format = "devplace.llm-result/1";
 
 /// Memory of one stage in GiB by kind.
-inline nlohmann::json memory_json(const llm::stage_memory& s) {
+template <int = 0>
+nlohmann::json memory_json(const llm::stage_memory& s) {
   constexpr double gib = double(1ull << 30);
   return {{"weights", s.weights() / gib},         {"gradients", s.gradients() / gib},
           {"optimizer", s.optimizer() / gib},     {"activations", s.activations() / gib},
@@ -21,7 +22,8 @@ inline nlohmann::json memory_json(const llm::stage_memory& s) {
           {"total", s.total() / gib}};
 }
 
-inline nlohmann::json to_json(const llm::evaluation& r) {
+template <int = 0>
+nlohmann::json to_json(const llm::evaluation& r) {
   const auto& b = r.breakdown;
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < r.memory.size(); ++i) {

@@ -27,7 +27,8 @@
 
 namespace devplace::io {
 
-inline op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string& file) {
+template <int = 0>
+op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string& file) {
   const detail::reader r(file);
   r.object(doc, "");
   op_graph_builder b;
@@ -63,7 +64,8 @@ inline op_graph tarnawski_from_json(const nlohmann::json& doc, const std::string
   return detail::build_graph(r, std::move(b));
 }
 
-inline op_graph read_tarnawski(const std::filesystem::path& path) {
+template <int = 0>
+op_graph read_tarnawski(const std::filesystem::path& path) {
   const std::string file = path.string();
   return tarnawski_from_json(detail::parse_json(detail::read_text(path), file), file);
 }

@@ -40,8 +40,9 @@ struct replicate_result {
 namespace detail {
 
 /// The exclusive ancestor cone of r (r first), or empty when it breaks a limit.
-inline std::vector<std::size_t> exclusive_cone(const op_graph& g, std::size_t r, const replicate_options& o,
-                                               double total, std::vector<char>& in_cone) {
+template <int = 0>
+std::vector<std::size_t> exclusive_cone(const op_graph& g, std::size_t r, const replicate_options& o,
+                                        double total, std::vector<char>& in_cone) {
   std::vector<std::size_t> cone{r};
   in_cone[r] = 1;
   bool ok = true;

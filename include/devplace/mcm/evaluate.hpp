@@ -63,8 +63,10 @@ struct evaluator_options {
 
 namespace detail {
 
-/// The profiled data an evaluator needs, copied once (the concrete core).
-struct eval_core {
+/// The profiled data an evaluator needs, copied once (the concrete core). A template, so that its
+/// functions are compiled where an evaluator is called, not where this header is included.
+template <int = 0>
+struct basic_eval_core {
   std::size_t n = 0, C = 0;
   std::vector<double> t, params, mem;
   std::vector<std::vector<std::pair<std::size_t, double>>> out;  // (v, bytes)
@@ -73,7 +75,7 @@ struct eval_core {
   evaluator_options opt;
 
   template <profiled_dag G>
-  eval_core(const G& g, chip_topology tp, evaluator_options o) : topo_chips(std::move(tp)), opt(o) {
+  basic_eval_core(const G& g, chip_topology tp, evaluator_options o) : topo_chips(std::move(tp)), opt(o) {
     n = devplace::num_vertices(g);
     C = topo_chips.chips();
     t.resize(n), params.resize(n), mem.resize(n), out.resize(n);
@@ -192,6 +194,8 @@ struct eval_core {
   }
 };
 
+using eval_core = basic_eval_core<>;
+
 }  // namespace detail
 
 /// T = 1 / max_d L_d (the paper-literal analytical model), plus H when asked.
@@ -203,6 +207,7 @@ class compute_evaluator {
   /// On any `device_topology`, through `to_chip_topology` (mcm/topology.hpp).
   template <profiled_dag G, device_topology T>
   compute_evaluator(const G& g, const T& t, evaluator_options o = {}) : compute_evaluator(g, to_chip_topology(t), o) {}
+  template <int = 0>
   [[nodiscard]] evaluation operator()(std::span<const int> f) const { return core_->run(f, false); }
 
  private:
@@ -218,6 +223,7 @@ class ring_evaluator {
   /// On any `device_topology`, through `to_chip_topology` (mcm/topology.hpp).
   template <profiled_dag G, device_topology T>
   ring_evaluator(const G& g, const T& t, evaluator_options o = {}) : ring_evaluator(g, to_chip_topology(t), o) {}
+  template <int = 0>
   [[nodiscard]] evaluation operator()(std::span<const int> f) const { return core_->run(f, true); }
 
  private:

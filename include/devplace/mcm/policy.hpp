@@ -21,6 +21,7 @@
 #include <numeric>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "devplace/mcm/random.hpp"
@@ -49,6 +50,18 @@ concept policy = requires(P& p, const P& cp, random_engine& rng, std::span<const
   p.update(rs, rng);
 };
 
+namespace detail {
+/// `x`, through a type that depends on `I`: the policies' member templates reach their matrices
+/// through it, so that g++ checks their Eigen expressions where a member is called, not where
+/// this header is included.
+template <int I, class T>
+[[nodiscard]] T& dependent(T& x) noexcept {
+  return x;
+}
+template <int I>
+using dependent_matrix = std::conditional_t<I == 0 || I != 0, Eigen::MatrixXd, void>;
+}  // namespace detail
+
 /// Random search: P = 1/C everywhere, SAMPLE mode.
 struct uniform_policy {
   [[nodiscard]] std::size_t batch_size() const noexcept { return 1; }
@@ -68,32 +81,37 @@ struct annealing_options {
 /// better or with probability exp((r' - r) / tau).
 class annealing_policy {
  public:
+  template <int I = 0>
   annealing_policy(std::size_t n, std::size_t chips, annealing_options o = {})
-      : P_(Eigen::MatrixXd::Constant(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips), 1.0 / double(chips))),
+      : P_(detail::dependent_matrix<I>::Constant(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips), 1.0 / double(chips))),
         o_(o) {
     if (n == 0 || chips == 0) throw std::invalid_argument("mcm::annealing_policy: n and chips must be >= 1");
     if (!(o.rho > 0 && o.rho <= 1) || !(o.alpha > 0) || !(o.tau0 > 0) || !(o.tau_end > 0) || o.budget == 0)
       throw std::invalid_argument("mcm::annealing_policy: rho in (0, 1], alpha, tau0, tau_end > 0, budget >= 1");
   }
   [[nodiscard]] std::size_t batch_size() const noexcept { return 1; }
+  template <int I = 0>
   [[nodiscard]] proposal propose(random_engine& rng) {
     proposal p{repair_mode::sample, P_, {}};
-    const auto n = static_cast<std::size_t>(P_.rows());
+    auto& P = detail::dependent<I>(p.P);
+    const auto n = static_cast<std::size_t>(P.rows());
     const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(o_.rho * static_cast<double>(n))));
     for (std::size_t i = 0; i < k; ++i) {
       const auto u = static_cast<Eigen::Index>(uniform_below(rng, n));
       double s = 0;
-      for (Eigen::Index c = 0; c < P_.cols(); ++c) s += p.P(u, c) = gamma(rng);
-      p.P.row(u) /= s;
+      for (Eigen::Index c = 0; c < P.cols(); ++c) s += P(u, c) = gamma(rng);
+      P.row(u) /= s;
     }
     return p;
   }
+  template <int I = 0>
   void update(std::span<const rollout> rs, random_engine& rng) {
+    auto& P = detail::dependent<I>(P_);
     for (const auto& r : rs) {
       const double tau = o_.tau0 * std::pow(o_.tau_end / o_.tau0, std::min(1.0, double(step_) / double(o_.budget)));
       ++step_;
       if (r.reward >= reward_ || uniform01(rng) < std::exp((r.reward - reward_) / tau)) {
-        P_ = r.proposed.P;
+        P = r.proposed.P;
         reward_ = r.reward;
       }
     }
@@ -101,6 +119,7 @@ class annealing_policy {
   [[nodiscard]] const Eigen::MatrixXd& distribution() const noexcept { return P_; }
 
  private:
+  template <int = 0>
   double gamma(random_engine& rng) const {  // Gamma(alpha, 1); alpha = 1 is Exp(1)
     if (o_.alpha == 1.0) return exponential1(rng);
     const double a = o_.alpha < 1 ? o_.alpha + 1 : o_.alpha;  // Marsaglia-Tsang
@@ -137,8 +156,9 @@ struct ppo_options {
 /// overflow), so the surrogate is sum_u min(rho_u A, clip(rho_u) A).
 class softmax_policy {
  public:
+  template <int I = 0>
   softmax_policy(std::size_t n, std::size_t chips, ppo_options o = {})
-      : theta_(Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips))),
+      : theta_(detail::dependent_matrix<I>::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips))),
         m_(theta_), v_(theta_), o_(o) {
     if (n == 0 || chips == 0) throw std::invalid_argument("mcm::softmax_policy: n and chips must be >= 1");
     if (o.rollouts == 0 || o.minibatches == 0 || o.minibatches > o.rollouts || o.epochs == 0 || !(o.clip > 0) ||
@@ -146,26 +166,30 @@ class softmax_policy {
       throw std::invalid_argument("mcm::softmax_policy: bad PPO options");
   }
   [[nodiscard]] std::size_t batch_size() const noexcept { return o_.rollouts; }
+  template <int I = 0>
   [[nodiscard]] proposal propose(random_engine& rng) const {
-    proposal p{o_.mode, probabilities(), {}};
+    proposal p{o_.mode, probabilities<I>(), {}};
+    const auto& P = detail::dependent<I>(p.P);
     p.y.resize(static_cast<std::size_t>(theta_.rows()));
     for (Eigen::Index u = 0; u < theta_.rows(); ++u) {
       double r = uniform01(rng);
       int c = 0;
       for (; c + 1 < theta_.cols(); ++c)
-        if ((r -= p.P(u, c)) < 0) break;
+        if ((r -= P(u, c)) < 0) break;
       p.y[static_cast<std::size_t>(u)] = c;
     }
     return p;
   }
+  template <int I = 0>
   [[nodiscard]] Eigen::MatrixXd probabilities() const {
-    Eigen::MatrixXd P = theta_;
+    detail::dependent_matrix<I> P = theta_;
     for (Eigen::Index u = 0; u < P.rows(); ++u) {
       P.row(u).array() = (P.row(u).array() - P.row(u).maxCoeff()).exp();
       P.row(u) /= P.row(u).sum();
     }
     return P;
   }
+  template <int I = 0>
   void update(std::span<const rollout> rs, random_engine& rng);
   [[nodiscard]] const Eigen::MatrixXd& logits() const noexcept { return theta_; }
 
@@ -176,7 +200,12 @@ class softmax_policy {
   std::size_t t_ = 0;
 };
 
-inline void softmax_policy::update(std::span<const rollout> rs, random_engine& rng) {
+template <int I>
+void softmax_policy::update(std::span<const rollout> rs, random_engine& rng) {
+  using matrix = detail::dependent_matrix<I>;
+  auto& theta = detail::dependent<I>(theta_);
+  auto& m = detail::dependent<I>(m_);
+  auto& v = detail::dependent<I>(v_);
   const std::size_t B = rs.size();
   if (B < 2) return;
   std::vector<double> A(B);
@@ -187,14 +216,14 @@ inline void softmax_policy::update(std::span<const rollout> rs, random_engine& r
   const double sd = std::sqrt(var / double(B));
   if (!(sd > 1e-12)) return;
   for (std::size_t j = 0; j < B; ++j) A[j] = (rs[j].reward - mean) / sd;
-  const Eigen::MatrixXd P_old = probabilities();
-  const auto N = theta_.rows(), C = theta_.cols();
+  const matrix P_old = probabilities<I>();
+  const auto N = theta.rows(), C = theta.cols();
   const std::size_t mb = std::max<std::size_t>(1, B / o_.minibatches);
   for (std::size_t epoch = 0; epoch < o_.epochs; ++epoch) {
     const auto perm = random_permutation(rng, B);
     for (std::size_t start = 0; start < B; start += mb) {
-      const Eigen::MatrixXd P = probabilities();
-      Eigen::MatrixXd grad = Eigen::MatrixXd::Zero(N, C);
+      const matrix P = probabilities<I>();
+      matrix grad = matrix::Zero(N, C);
       const std::size_t end = std::min(B, start + mb);
       for (std::size_t k = start; k < end; ++k) {
         const auto& r = rs[perm[k]];
@@ -216,10 +245,10 @@ inline void softmax_policy::update(std::span<const rollout> rs, random_engine& r
         }
       ++t_;  // Adam ascent step
       const double b1 = 0.9, b2 = 0.999;
-      m_ = b1 * m_ + (1 - b1) * grad;
-      v_.array() = b2 * v_.array() + (1 - b2) * grad.array().square();
+      m = b1 * m + (1 - b1) * grad;
+      v.array() = b2 * v.array() + (1 - b2) * grad.array().square();
       const double c1 = 1 - std::pow(b1, double(t_)), c2 = 1 - std::pow(b2, double(t_));
-      theta_.array() += o_.learning_rate * (m_.array() / c1) / ((v_.array() / c2).sqrt() + 1e-8);
+      theta.array() += o_.learning_rate * (m.array() / c1) / ((v.array() / c2).sqrt() + 1e-8);
     }
   }
 }
@@ -234,25 +263,29 @@ struct cross_entropy_options {
 /// Cross-entropy method: SAMPLE from P; move P toward the chips of the best repaired samples.
 class cross_entropy_policy {
  public:
+  template <int I = 0>
   cross_entropy_policy(std::size_t n, std::size_t chips, cross_entropy_options o = {})
-      : P_(Eigen::MatrixXd::Constant(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips), 1.0 / double(chips))),
+      : P_(detail::dependent_matrix<I>::Constant(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(chips), 1.0 / double(chips))),
         o_(o) {
     if (n == 0 || chips == 0 || o.batch == 0 || !(o.elite > 0 && o.elite <= 1) || !(o.smoothing > 0 && o.smoothing <= 1))
       throw std::invalid_argument("mcm::cross_entropy_policy: bad options");
   }
   [[nodiscard]] std::size_t batch_size() const noexcept { return o_.batch; }
   [[nodiscard]] proposal propose(random_engine&) const { return {repair_mode::sample, P_, {}}; }
+  template <int I = 0>
   void update(std::span<const rollout> rs, random_engine&) {
+    using matrix = detail::dependent_matrix<I>;
+    auto& P = detail::dependent<I>(P_);
     std::vector<std::size_t> idx(rs.size());
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b) { return rs[a].reward > rs[b].reward; });
     const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(o_.elite * double(rs.size())));
-    Eigen::MatrixXd E = Eigen::MatrixXd::Zero(P_.rows(), P_.cols());
+    matrix E = matrix::Zero(P.rows(), P.cols());
     for (std::size_t j = 0; j < k; ++j)
-      for (Eigen::Index u = 0; u < P_.rows(); ++u) E(u, rs[idx[j]].chip_of[static_cast<std::size_t>(u)]) += 1.0 / double(k);
-    P_ = (1 - o_.smoothing) * P_ + o_.smoothing * E;
-    P_ = P_.array().max(o_.floor);
-    for (Eigen::Index u = 0; u < P_.rows(); ++u) P_.row(u) /= P_.row(u).sum();
+      for (Eigen::Index u = 0; u < P.rows(); ++u) E(u, rs[idx[j]].chip_of[static_cast<std::size_t>(u)]) += 1.0 / double(k);
+    P = (1 - o_.smoothing) * P + o_.smoothing * E;
+    P = P.array().max(o_.floor);
+    for (Eigen::Index u = 0; u < P.rows(); ++u) P.row(u) /= P.row(u).sum();
   }
 
  private:

@@ -25,6 +25,7 @@ class chip_topology {
   /// `gbps[a][b]` is the bandwidth of the link a -> b in GB/s (1 GB/s = 1e6 bytes per ms), 0 when
   /// there is none; `sram_bytes` the memory of each chip. Throws std::invalid_argument on a non
   /// square matrix, a negative or non-finite entry, a self-link, or a non-positive memory.
+  template <int = 0>
   chip_topology(std::vector<std::vector<double>> gbps, double sram_bytes) : gbps_(std::move(gbps)), sram_(sram_bytes) {
     const std::size_t C = gbps_.size();
     if (C == 0) throw std::invalid_argument("mcm::chip_topology: no chips");
@@ -49,6 +50,7 @@ class chip_topology {
   [[nodiscard]] bool reachable(std::size_t a, std::size_t b) const noexcept { return a == b || next_[a][b] != npos; }
   /// The links (x, y) of the hop-shortest route a ~> b (lowest next chip on ties); empty when
   /// a == b or b is unreachable.
+  template <int = 0>
   [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> route(std::size_t a, std::size_t b) const {
     std::vector<std::pair<std::size_t, std::size_t>> r;
     if (!reachable(a, b)) return r;
@@ -58,6 +60,7 @@ class chip_topology {
 
  private:
   static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  template <int = 0>
   void routes() {
     const std::size_t C = gbps_.size();
     next_.assign(C, std::vector<std::size_t>(C, npos));
@@ -78,8 +81,9 @@ class chip_topology {
 
 /// The paper's package: C chips on a one-way ring, links k -> k+1 of `link_gbps` each (the
 /// wrap-around link is never used under eq. 2 and is left out). Defaults: seed-mcm §6 A8.
-[[nodiscard]] inline chip_topology one_way_ring(std::size_t chips = 36, double sram_bytes = 32.0 * 1024 * 1024,
-                                                double link_gbps = 20.0) {
+template <int = 0>
+[[nodiscard]] chip_topology one_way_ring(std::size_t chips = 36, double sram_bytes = 32.0 * 1024 * 1024,
+                                         double link_gbps = 20.0) {
   if (chips == 0) throw std::invalid_argument("mcm::one_way_ring: chips must be >= 1");
   if (!(link_gbps > 0)) throw std::invalid_argument("mcm::one_way_ring: link_gbps must be > 0");
   std::vector<std::vector<double>> m(chips, std::vector<double>(chips, 0.0));

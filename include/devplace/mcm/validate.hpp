@@ -62,7 +62,8 @@ struct chip_graph {
 namespace detail {
 
 /// Checks eq. 2-4 on a csr_dag (the concrete core). `f` has one entry per vertex.
-inline validation validate_core(const csr_dag& g, std::span<const int> f, std::size_t C) {
+template <int = 0>
+validation validate_core(const csr_dag& g, std::span<const int> f, std::size_t C) {
   validation r;
   const std::size_t n = g.num_vertices();
   std::size_t K = 0;
@@ -162,7 +163,8 @@ template <dag G>
 
 /// Literal longest chip path delta(a, b) of eq. 4 (-1 standing for "unreachable", 0 for a == b).
 /// Chip edges must point upward (eq. 2).
-[[nodiscard]] inline std::vector<std::vector<int>> longest_chip_paths(const chip_graph& cg) {
+template <int = 0>
+[[nodiscard]] std::vector<std::vector<int>> longest_chip_paths(const chip_graph& cg) {
   const std::size_t K = cg.chips;
   std::vector<std::vector<int>> d(K, std::vector<int>(K, -1));
   for (std::size_t a = 0; a < K; ++a) {

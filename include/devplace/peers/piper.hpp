@@ -74,7 +74,8 @@ namespace detail {
 /// The sets of the instance (partition/successor_dp.hpp), each vertex weighted by the least
 /// device time it can take, min over (t, option) of t·p (the pairs' pruning bound). Status
 /// work_limit beyond `max_sets`. Throws `std::invalid_argument` on a cycle.
-inline successor_sets piper_build_sets(const io::piper_instance& in, std::uint64_t max_sets) {
+template <int = 0>
+successor_sets piper_build_sets(const io::piper_instance& in, std::uint64_t max_sets) {
   std::vector<std::pair<csr_dag::vertex_type, csr_dag::vertex_type>> edges;
   for (const auto& [u, v] : in.edges)
     edges.emplace_back(static_cast<csr_dag::vertex_type>(u), static_cast<csr_dag::vertex_type>(v));
@@ -94,9 +95,10 @@ struct piper_stage_view : successor_stage {
 };
 
 /// KS[t][d][y] of one stage for every admissible (t, d): `fill` calls `use(t, d, values)`.
-class piper_stage_tables {
+template <int = 0>
+class basic_piper_stage_tables {
  public:
-  piper_stage_tables(const io::piper_instance& in, const piper_params& p) : in_(&in), p_(&p) {
+  basic_piper_stage_tables(const io::piper_instance& in, const piper_params& p) : in_(&in), p_(&p) {
     for (const auto& n : in.nodes)
       for (const auto& [t, opts] : n.tmpcs)
         if (!opts.empty() && static_cast<std::size_t>(t) <= p.devices) all_degrees_.push_back(t);
@@ -225,6 +227,7 @@ class piper_stage_tables {
   std::vector<double> ks_;
   piper_knapsack knapsack_;
 };
+using piper_stage_tables = basic_piper_stage_tables<>;
 
 /// dp[D][k][s]: "at most k devices, Σd at most s", steps of each row (successor_dp.hpp).
 using piper_table = successor_dp_table<>;
@@ -232,14 +235,16 @@ using piper_table = successor_dp_table<>;
 /// The rows of a set D that candidates within `bound` go to: the nodes before D (All ∖ D, of
 /// device-time bound `before`) need ⌈before / bound⌉ devices of any chain within the bound, so D's
 /// rows above k_max = K − that gain nothing such a chain uses (−1: none). K without a bound.
-inline long piper_row_limit(double before, double bound, std::size_t K) {
+template <int = 0>
+long piper_row_limit(double before, double bound, std::size_t K) {
   if (!(bound < piper_infinity)) return static_cast<long>(K);
   const double need = std::ceil(before / bound * (1 - 1e-9));
   return need > static_cast<double>(K) ? -1 : static_cast<long>(K) - static_cast<long>(need);
 }
 
 /// ks_at[s] = KS[⌈s/d⌉] for s = 0…S (the stage's cost at s stage units in all).
-inline void piper_expand_ks(std::span<const double> ks, std::size_t d, std::size_t S, std::vector<double>& ks_at) {
+template <int = 0>
+void piper_expand_ks(std::span<const double> ks, std::size_t d, std::size_t S, std::vector<double>& ks_at) {
   ks_at.resize(S + 1);
   ks_at[0] = ks[0];
   for (std::size_t y = 1, s = 1; s <= S; ++y)
@@ -250,7 +255,8 @@ inline void piper_expand_ks(std::span<const double> ks, std::size_t d, std::size
 /// candidates go only to D's rows k ≤ `piper_row_limit` (the rows above are then the prefix
 /// minimum of those: values of real chains, and the reconstruction never reaches them). Returns
 /// the number of pairs.
-inline std::uint64_t piper_run_dp(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x, double bound,
+template <int = 0>
+std::uint64_t piper_run_dp(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x, double bound,
                                   piper_table& tb) {
   tb = piper_table(sets.size(), tables.devices(), tables.bound_s(), stage_count::at_most, {}, piper_infinity);
   const std::size_t K = tb.devices(), S = tb.stage_units();
@@ -289,7 +295,8 @@ inline std::uint64_t piper_run_dp(const successor_sets& sets, piper_stage_tables
 }
 
 /// Upstream's choice of the answer: the first (k, s ≥ 1) improving by more than 1e-9.
-inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_used, std::size_t& s_used) {
+template <int = 0>
+double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_used, std::size_t& s_used) {
   double best = piper_infinity;
   for (std::size_t k = 0; k <= tb.devices(); ++k)
     for (std::size_t s = 1; s <= tb.stage_units(); ++s)
@@ -301,7 +308,8 @@ inline double piper_best(const piper_table& tb, std::size_t all, std::size_t& k_
 /// pairs; the table's set c is the suffix of c nodes), with candidates above `bound` left out and
 /// the same pruning as `piper_run_dp`: the value of a split the full DP also sees, with the same
 /// stage values, or infinity when no chain of that order is within the bound.
-inline double piper_chain_value(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x,
+template <int = 0>
+double piper_chain_value(const successor_sets& sets, piper_stage_tables& tables, piper_stage_view& x,
                                 const std::vector<std::size_t>& order, double bound) {
   const std::size_t n = order.size();
   const auto& work = sets.weights();
@@ -338,7 +346,8 @@ inline double piper_chain_value(const successor_sets& sets, piper_stage_tables& 
 /// topological order or of upstream's LIFO order, found with bounds 1.25^r · `start`, r < 12
 /// (cheap while tight), until one is within its bound, else without a bound; infinity when
 /// neither order has a chain that fits.
-inline double piper_chain_bound(const io::piper_instance& in, const successor_sets& sets, piper_stage_tables& tables,
+template <int = 0>
+double piper_chain_bound(const io::piper_instance& in, const successor_sets& sets, piper_stage_tables& tables,
                                 piper_stage_view& x, double start) {
   const std::vector<std::size_t> orders[2] = {sets.forward().order(), piper_lifo_topological_order(in)};
   double bound = start;
@@ -358,7 +367,8 @@ inline double piper_chain_bound(const io::piper_instance& in, const successor_se
 /// reconstructed as upstream does (smallest (k, s) within 1e-9 of the minimum, then the first
 /// matching D', t, d) and evaluated with `piper_split_tps`. Throws `std::invalid_argument` when
 /// the instance has a cycle or the parameters are out of range.
-[[nodiscard]] inline piper_result piper_plan(const io::piper_instance& in, const piper_options& opt = {}) {
+template <int = 0>
+[[nodiscard]] piper_result piper_plan(const io::piper_instance& in, const piper_options& opt = {}) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   piper_result res;

@@ -46,7 +46,8 @@ struct piper_overrides {
   std::optional<double> memory_bytes, bandwidth;
 };
 
-[[nodiscard]] inline piper_params piper_resolve(const io::piper_instance& in, const piper_overrides& o) {
+template <int = 0>
+[[nodiscard]] piper_params piper_resolve(const io::piper_instance& in, const piper_overrides& o) {
   piper_params p{o.devices.value_or(in.max_devices), o.memory_bytes.value_or(in.max_memory_per_device),
                  o.bandwidth.value_or(in.bandwidth), in.mbs_in_batch};
   DEVPLACE_EXPECTS(p.devices >= 1 && p.devices <= 10000, "piper: the number of devices must be in [1, 10000]");
@@ -94,25 +95,29 @@ template <class InStage>
   return bytes;
 }
 
-[[nodiscard]] inline double piper_tau(double edge_bytes, const io::piper_option& o, std::size_t d, const piper_params& p) {
+template <int = 0>
+[[nodiscard]] double piper_tau(double edge_bytes, const io::piper_option& o, std::size_t d, const piper_params& p) {
   const double comm = edge_bytes / static_cast<double>(d) + piper_resync_bytes(o.parameter_size, d, p.microbatches);
   return comm / p.bandwidth + o.time_per_sample / static_cast<double>(d);
 }
 
 /// The fastest option of each item: the first with minimal τ.
-inline void piper_fastest(std::span<const piper_item> items, std::vector<std::uint8_t>& fast) {
+template <int = 0>
+void piper_fastest(std::span<const piper_item> items, std::vector<std::uint8_t>& fast) {
   fast.assign(items.size(), 0);
   for (std::size_t i = 0; i < items.size(); ++i)
     if (items[i].count > 1 && items[i].tau[0] > items[i].tau[1]) fast[i] = 1;
 }
 
-[[nodiscard]] inline double piper_memory_of(std::span<const piper_item> items, std::span<const std::uint8_t> h, double y) {
+template <int = 0>
+[[nodiscard]] double piper_memory_of(std::span<const piper_item> items, std::span<const std::uint8_t> h, double y) {
   double m = 0.0;
   for (std::size_t i = 0; i < items.size(); ++i) m += items[i].a[h[i]] * y + items[i].b[h[i]];
   return m;
 }
 
-[[nodiscard]] inline double piper_tps_of(std::span<const piper_item> items, std::span<const std::uint8_t> h) {
+template <int = 0>
+[[nodiscard]] double piper_tps_of(std::span<const piper_item> items, std::span<const std::uint8_t> h) {
   double s = 0.0;
   for (std::size_t i = 0; i < items.size(); ++i) s += items[i].tau[h[i]];
   return s;
@@ -122,7 +127,8 @@ inline void piper_fastest(std::span<const piper_item> items, std::vector<std::ui
 /// from `h` = fastest, apply the memory-saving swaps by increasing (Δτ / saving, node, option)
 /// until the excess is below 1e-9. Returns false when even the lowest-memory choice does not fit.
 using piper_swap = std::tuple<double, std::size_t, std::uint8_t>;
-inline bool piper_shave(std::span<const piper_item> items, double cap, double y, std::vector<std::uint8_t>& h,
+template <int = 0>
+bool piper_shave(std::span<const piper_item> items, double cap, double y, std::vector<std::uint8_t>& h,
                         std::vector<piper_swap>& swaps) {
   double low = 0.0;
   for (const auto& it : items) {
@@ -160,6 +166,7 @@ class piper_knapsack {
   /// when the lowest-memory choice does not fit (then for every larger y too); `values[0]` is
   /// infinite. The all-fastest choice is used while it fits (memory only grows with y, so that
   /// is a prefix of y, found by bisection). O(n log max_y + n log n per y beyond that prefix).
+  template <int = 0>
   void solve(std::span<const piper_item> items, double cap, std::size_t max_y, std::vector<double>& values) {
     values.assign(max_y + 1, piper_infinity);
     detail::piper_fastest(items, fast_);
@@ -179,6 +186,7 @@ class piper_knapsack {
 
   /// The option indices the heuristic picks at one y (the witness of `values[y]`); empty when
   /// nothing fits.
+  template <int = 0>
   [[nodiscard]] std::vector<std::uint8_t> choice(std::span<const piper_item> items, double cap, std::size_t y) {
     std::vector<std::uint8_t> h;
     detail::piper_fastest(items, h);
@@ -196,7 +204,8 @@ class piper_knapsack {
 /// `getTPSForResult`: max over stages of (edgeBytes/d + Σ resync)/BW + Σp/d, `piper_infinity`
 /// if a stage exceeds M with y = ⌈suffix Σd / d⌉. Throws `std::invalid_argument` for a
 /// malformed split (a node missing or twice, an edge going backwards, too many devices).
-[[nodiscard]] inline double piper_split_tps(const io::piper_instance& in, const piper_params& p,
+template <int = 0>
+[[nodiscard]] double piper_split_tps(const io::piper_instance& in, const piper_params& p,
                                             std::span<const piper_stage> stages) {
   DEVPLACE_EXPECTS(p.devices >= 1 && p.microbatches >= 1 && p.bandwidth > 0 && p.memory_bytes > 0,
                    "piper_split_tps: K, N, BW and M must be positive");
@@ -243,7 +252,8 @@ class piper_knapsack {
 
 /// Upstream `getNodeIdsToposorted`: Kahn's algorithm with a LIFO stack, sources pushed in node
 /// order, out-neighbours in edge-file order.
-[[nodiscard]] inline std::vector<std::size_t> piper_lifo_topological_order(const io::piper_instance& in) {
+template <int = 0>
+[[nodiscard]] std::vector<std::size_t> piper_lifo_topological_order(const io::piper_instance& in) {
   std::vector<std::size_t> indeg(in.nodes.size(), 0), stack, order;
   for (const auto& e : in.edges) ++indeg[e.second];
   for (std::size_t v = 0; v < in.nodes.size(); ++v)
@@ -271,7 +281,8 @@ struct piper_equi_result {
 /// nodes "vanilla" or all "activation recomp"; the smallest `piper_split_tps` (first strict
 /// minimum). A configuration whose option id is missing on some node counts as OOM (upstream
 /// aborts). O(K · divisors · n · deg).
-[[nodiscard]] inline piper_equi_result piper_equi(const io::piper_instance& in, const piper_params& p) {
+template <int = 0>
+[[nodiscard]] piper_equi_result piper_equi(const io::piper_instance& in, const piper_params& p) {
   DEVPLACE_EXPECTS(p.devices >= 1 && p.microbatches >= 1 && p.bandwidth > 0 && p.memory_bytes > 0,
                    "piper_equi: K, N, BW and M must be positive");
   const auto order = piper_lifo_topological_order(in);

@@ -88,7 +88,8 @@ struct tarnawski_result {
 
 /// Runs the max-load DP of Tarnawski et al. 2020 on `in`. Throws `std::invalid_argument` when
 /// the instance has no node or its contracted forward graph is cyclic.
-[[nodiscard]] inline tarnawski_result tarnawski_max_load(const io::tarnawski_instance& in, const tarnawski_options& opt = {}) {
+template <int = 0>
+[[nodiscard]] tarnawski_result tarnawski_max_load(const io::tarnawski_instance& in, const tarnawski_options& opt = {}) {
   using bitset = detail::bitset;
   const auto t0 = std::chrono::steady_clock::now();
   if (in.nodes.empty()) throw std::invalid_argument("tarnawski_max_load: the instance has no node");

@@ -65,7 +65,8 @@ struct template_space {
 };
 
 /// Every candidate of the template (13 · 13 · 8 · 8 · 7 = 75,712 with the defaults), area 0.
-[[nodiscard]] inline std::vector<core_config> enumerate_template(const template_space& s = {}) {
+template <int = 0>
+[[nodiscard]] std::vector<core_config> enumerate_template(const template_space& s = {}) {
   DEVPLACE_EXPECTS(s.max_cores >= 1 && s.min_pe >= 1 && s.min_pe <= s.max_pe && s.min_glb_bytes > 0 &&
                        s.min_glb_bytes <= s.max_glb_bytes,
                    "phaze: enumerate_template: empty or invalid ranges");
@@ -108,7 +109,8 @@ struct area_window {
 
 /// The feasible configurations: the template's candidates whose area the table knows and the
 /// window admits, with their areas, in template order.
-[[nodiscard]] inline std::vector<core_config> feasible_configurations(const area_table& areas, const area_window& w,
+template <int = 0>
+[[nodiscard]] std::vector<core_config> feasible_configurations(const area_table& areas, const area_window& w,
                                                                       const template_space& s = {}) {
   DEVPLACE_EXPECTS(w.max_area > 0, "phaze: area_window.max_area must be > 0");
   std::vector<core_config> out;

@@ -16,7 +16,8 @@ namespace detail {
 
 /// One `{num_tc, num_vc, width, depth, width_vc, GLB_Buffer, area}` object at pointer `p`;
 /// `width_vc` and `area` may be left out when `optional_extras`.
-inline core_config read_core_entry(const io::detail::reader& r, const io::detail::json& e, const std::string& p,
+template <int = 0>
+core_config read_core_entry(const io::detail::reader& r, const io::detail::json& e, const std::string& p,
                                    bool optional_extras) {
   r.object(e, p);
   auto power_of_two = [&](const char* key) {
@@ -38,7 +39,8 @@ inline core_config read_core_entry(const io::detail::reader& r, const io::detail
 }  // namespace detail
 
 /// The configurations of a cores.json document `text` (`file` names it in errors), in order.
-[[nodiscard]] inline std::vector<core_config> read_cores_json_text(const std::string& text, const std::string& file) {
+template <int = 0>
+[[nodiscard]] std::vector<core_config> read_cores_json_text(const std::string& text, const std::string& file) {
   const io::detail::reader r(file);
   const auto doc = io::detail::parse_json(text, file);
   r.array(doc, "");
@@ -49,24 +51,28 @@ inline core_config read_core_entry(const io::detail::reader& r, const io::detail
 }
 
 /// The configurations of a cores.json file, in file order.
-[[nodiscard]] inline std::vector<core_config> read_cores_json(const std::filesystem::path& path) {
+template <int = 0>
+[[nodiscard]] std::vector<core_config> read_cores_json(const std::filesystem::path& path) {
   return read_cores_json_text(io::detail::read_text(path), path.string());
 }
 
 /// An accelerator description: one cores.json object (`width_vc`, `area` optional), e.g.
 /// `{"num_tc": 8, "num_vc": 2, "width": 128, "depth": 128, "GLB_Buffer": 134217728}`.
-[[nodiscard]] inline core_config read_accelerator_json_text(const std::string& text, const std::string& file) {
+template <int = 0>
+[[nodiscard]] core_config read_accelerator_json_text(const std::string& text, const std::string& file) {
   const io::detail::reader r(file);
   return detail::read_core_entry(r, io::detail::parse_json(text, file), "", true);
 }
 
 /// The same from a file.
-[[nodiscard]] inline core_config read_accelerator_json(const std::filesystem::path& path) {
+template <int = 0>
+[[nodiscard]] core_config read_accelerator_json(const std::filesystem::path& path) {
   return read_accelerator_json_text(io::detail::read_text(path), path.string());
 }
 
 /// The area table of a list of configurations.
-[[nodiscard]] inline area_table make_area_table(const std::vector<core_config>& configs) {
+template <int = 0>
+[[nodiscard]] area_table make_area_table(const std::vector<core_config>& configs) {
   area_table t;
   for (const auto& c : configs) t.add(c);
   return t;

@@ -32,7 +32,8 @@ namespace devplace::phaze {
 enum class op_class { tensor, vector, nop };
 
 /// The class of an operator from its `op` label (aten names; the part before the first '.').
-[[nodiscard]] inline op_class classify_op(std::string_view op) {
+template <int = 0>
+[[nodiscard]] op_class classify_op(std::string_view op) {
   const std::string_view base = op.substr(0, op.find('.'));
   static constexpr std::array<std::string_view, 13> tensor{"linear", "addmm", "mm", "bmm", "baddbmm", "matmul",
                                                            "conv1d", "conv2d", "conv3d", "convolution", "einsum",
@@ -68,7 +69,8 @@ struct op_latency {
 };
 
 /// Element operations per output element of a VC operator (1 unless listed).
-[[nodiscard]] inline double vector_ops_per_element(std::string_view op) {
+template <int = 0>
+[[nodiscard]] double vector_ops_per_element(std::string_view op) {
   const std::string_view base = op.substr(0, op.find('.'));
   if (base == "layer_norm" || base == "batch_norm" || base == "native_layer_norm") return 8;
   if (base == "softmax" || base == "_softmax" || base == "log_softmax") return 5;
@@ -78,7 +80,8 @@ struct op_latency {
 
 /// The work of operator v of a profiled graph (see the file comment), its activations scaled by
 /// `scale` (a micro-batch b for a graph profiled at b₀: b / b₀; parameters do not scale).
-[[nodiscard]] inline op_work operator_work(const op_graph& g, std::size_t v, const estimator_options& o, double scale = 1) {
+template <int = 0>
+[[nodiscard]] op_work operator_work(const op_graph& g, std::size_t v, const estimator_options& o, double scale = 1) {
   DEVPLACE_EXPECTS(v < g.num_vertices(), "phaze: operator_work: vertex out of range");
   DEVPLACE_EXPECTS(scale > 0 && o.element_bytes > 0, "phaze: operator_work: scale and element_bytes must be > 0");
   const auto& a = g.op(v);
@@ -108,7 +111,8 @@ struct op_latency {
 }
 
 /// The roofline latencies of `w` on configuration `c`.
-[[nodiscard]] inline op_latency estimate_latency(const op_work& w, const core_config& c, const estimator_options& o) {
+template <int = 0>
+[[nodiscard]] op_latency estimate_latency(const op_work& w, const core_config& c, const estimator_options& o) {
   DEVPLACE_EXPECTS(o.frequency_hz > 0, "phaze: estimator frequency_hz must be > 0");
   op_latency l;
   if (w.kind == op_class::nop) return l;

@@ -93,20 +93,23 @@ class evaluation_cache {
 
 namespace detail {
 
-inline void append_bits(std::string& key, double x) {
+template <int = 0>
+void append_bits(std::string& key, double x) {
   char buf[sizeof(double)];
   std::memcpy(buf, &x, sizeof x);
   key.append(buf, sizeof buf);
 }
 
-inline void append_count(std::string& key, std::size_t x) {
+template <int = 0>
+void append_count(std::string& key, std::size_t x) {
   char buf[sizeof(std::size_t)];
   std::memcpy(buf, &x, sizeof x);
   key.append(buf, sizeof buf);
 }
 
 /// A byte string that equals another iff the two layer problems are identical.
-inline std::string problem_key(const layer_problem& p) {
+template <int = 0>
+std::string problem_key(const layer_problem& p) {
   std::string key;
   for (std::size_t i = 0; i < p.forward.size(); ++i) {
     key += static_cast<char>(p.forward[i].kind);
@@ -158,7 +161,8 @@ std::string variants_key(std::span<const workload_variant<G>> variants) {
 }
 
 /// The placement key: the variants' part and every option `place` reads.
-inline std::string placement_key(std::string key, const placement_options& o) {
+template <int = 0>
+std::string placement_key(std::string key, const placement_options& o) {
   key += '|';
   append_count(key, o.devices);
   append_count(key, o.global_batch);

@@ -38,7 +38,8 @@ struct layer_problem {
 
 /// Removes the zero-cost operators and fuses TC → VC pairs among `members` (vertices of `g`, in a
 /// topological order), whose latencies are `lat[v]`.
-[[nodiscard]] inline layer_problem make_layer_problem(const op_graph& g, std::span<const std::size_t> members,
+template <int = 0>
+[[nodiscard]] layer_problem make_layer_problem(const op_graph& g, std::span<const std::size_t> members,
                                                       std::span<const op_class> kind, std::span<const op_latency> lat) {
   const std::size_t none = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> local(g.num_vertices(), none);
@@ -94,7 +95,8 @@ struct layer_problem {
 }
 
 /// The reversed DAG (the backward pass).
-[[nodiscard]] inline std::vector<std::vector<int>> reversed(const std::vector<std::vector<int>>& succ) {
+template <int = 0>
+[[nodiscard]] std::vector<std::vector<int>> reversed(const std::vector<std::vector<int>>& succ) {
   std::vector<std::vector<int>> r(succ.size());
   for (std::size_t u = 0; u < succ.size(); ++u)
     for (int v : succ[u]) r[static_cast<std::size_t>(v)].push_back(static_cast<int>(u));
@@ -105,7 +107,8 @@ namespace detail {
 
 enum class parallel_choice { greedy, never, always };
 
-inline ilp::phaze_schedule list_schedule_pass(const std::vector<std::vector<int>>& succ,
+template <int = 0>
+ilp::phaze_schedule list_schedule_pass(const std::vector<std::vector<int>>& succ,
                                               const std::vector<std::vector<int>>& pred, const std::vector<double>& level,
                                               std::span<const ilp::phaze_operator> ops,
                                               const ilp::phaze_schedule_options& o, parallel_choice mode) {
@@ -166,7 +169,8 @@ inline ilp::phaze_schedule list_schedule_pass(const std::vector<std::vector<int>
 }  // namespace detail
 
 /// The list schedule of the file comment; status `feasible`.
-[[nodiscard]] inline ilp::phaze_schedule list_schedule(const std::vector<std::vector<int>>& succ,
+template <int = 0>
+[[nodiscard]] ilp::phaze_schedule list_schedule(const std::vector<std::vector<int>>& succ,
                                                        std::span<const ilp::phaze_operator> ops,
                                                        const ilp::phaze_schedule_options& o) {
   const std::size_t n = succ.size();
@@ -191,7 +195,8 @@ inline ilp::phaze_schedule list_schedule_pass(const std::vector<std::vector<int>
 }
 
 /// Incomparable pairs of a DAG (neither reaches the other): what makes the ILP hard.
-[[nodiscard]] inline std::size_t incomparable_pairs(const std::vector<std::vector<int>>& succ) {
+template <int = 0>
+[[nodiscard]] std::size_t incomparable_pairs(const std::vector<std::vector<int>>& succ) {
   const std::size_t n = succ.size();
   const auto topo = topological_sort(succ);
   std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));

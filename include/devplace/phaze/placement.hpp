@@ -39,10 +39,12 @@ namespace devplace::phaze {
 namespace detail {
 
 /// The DP of one variant and policy on the shared skeleton (partition/successor_dp.hpp), exact
-/// stage counts, combine = max, and what its backtracking needs.
-class placement_dp {
+/// stage counts, combine = max, and what its backtracking needs. A template, compiled where
+/// `place` is called.
+template <int = 0>
+class basic_placement_dp {
  public:
-  placement_dp(const layer_table& t, const successor_sets& sets, bool recompute, const placement_options& o)
+  basic_placement_dp(const layer_table& t, const successor_sets& sets, bool recompute, const placement_options& o)
       : t_(t), sets_(sets), recompute_(recompute), o_(o), K_(o.devices), S_(std::min(o.devices, t.n)),
         table_(sets.size(), K_, S_, stage_count::exact), x_(sets.make_stage()) {
     const std::size_t N = sets_.size();
@@ -129,6 +131,7 @@ class placement_dp {
   std::vector<stage_cost> first_;                       ///< per D′: the stage V ∖ D′
   std::vector<std::vector<std::size_t>> first_layers_;  ///< its layers, ascending
 };
+using placement_dp = basic_placement_dp<>;
 
 }  // namespace detail
 

@@ -54,7 +54,8 @@ struct placement_options {
   unsigned threads = 1;           ///< workers over (variant, recompute) pairs (executor.hpp)
 };
 
-inline void check_placement_options(const placement_options& o) {
+template <int = 0>
+void check_placement_options(const placement_options& o) {
   DEVPLACE_EXPECTS(o.devices >= 1, "phaze: devices must be >= 1");
   DEVPLACE_EXPECTS(o.global_batch >= 1, "phaze: global_batch must be >= 1");
   DEVPLACE_EXPECTS(o.bandwidth_gbps > 0 && std::isfinite(o.bandwidth_gbps), "phaze: bandwidth_gbps must be finite and > 0");
@@ -146,7 +147,8 @@ namespace detail {
 
 /// The stage of the layers with `in_stage[v]`, under the policy `recompute` (only the stash bytes
 /// depend on it). O(|S| + edges of S) plus O(n) for the order walk.
-inline stage_cost evaluate_stage(const layer_table& t, const std::vector<char>& in_stage, bool recompute,
+template <int = 0>
+stage_cost evaluate_stage(const layer_table& t, const std::vector<char>& in_stage, bool recompute,
                                  const placement_options& o) {
   stage_cost c;
   std::vector<double> finish(t.n, 0), finish_bw(t.n, 0);
@@ -193,13 +195,15 @@ inline stage_cost evaluate_stage(const layer_table& t, const std::vector<char>& 
 
 /// eq. 18: the data-parallel gradient allreduce paid by the first stage, (c/2) · ring allreduce of
 /// P bytes over d replicas at β (cost/transfer.hpp) = c (d − 1)/d · P/β.
-[[nodiscard]] inline double resync_ms(double param_bytes, std::size_t replicas, const placement_options& o) {
+template <int = 0>
+[[nodiscard]] double resync_ms(double param_bytes, std::size_t replicas, const placement_options& o) {
   const double step = transfer_time_ms(ring_step_bytes(param_bytes, replicas), o.bandwidth_gbps);
   return o.resync_factor / 2 * ring_allreduce_ms(step, replicas);
 }
 
 /// eq. 17 + 18: the time per batch of d pipelines of s stages with the given max load.
-[[nodiscard]] inline double time_per_batch_ms(double max_load_ms, std::size_t micro_batches, std::size_t replicas,
+template <int = 0>
+[[nodiscard]] double time_per_batch_ms(double max_load_ms, std::size_t micro_batches, std::size_t replicas,
                                               std::size_t stages, double first_stage_param_bytes,
                                               const placement_options& o) {
   const std::size_t per_pipeline = (micro_batches + replicas - 1) / replicas;

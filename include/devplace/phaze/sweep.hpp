@@ -59,7 +59,8 @@ struct bucket_order {
   std::vector<std::size_t> order, starts;
 };
 
-inline bucket_order make_buckets(std::span<const core_config> configs, double width) {
+template <int = 0>
+bucket_order make_buckets(std::span<const core_config> configs, double width) {
   bucket_order b;
   b.order.resize(configs.size());
   std::iota(b.order.begin(), b.order.end(), std::size_t{0});
@@ -72,7 +73,8 @@ inline bucket_order make_buckets(std::span<const core_config> configs, double wi
 }
 
 /// The hysteresis test on the bucket maxima so far.
-inline bool converged(const std::vector<double>& maxima, std::size_t h) {
+template <int = 0>
+bool converged(const std::vector<double>& maxima, std::size_t h) {
   if (maxima.size() < h) return false;
   for (std::size_t k = maxima.size() - h + 1; k < maxima.size(); ++k)
     if (maxima[k - 1] < maxima[k]) return false;

@@ -45,7 +45,8 @@ struct layer_split {
 };
 
 /// `layers` contiguous blocks of the topological order (fewer when the graph is smaller).
-[[nodiscard]] inline layer_split split_layers(const op_graph& g, std::size_t layers) {
+template <int = 0>
+[[nodiscard]] layer_split split_layers(const op_graph& g, std::size_t layers) {
   DEVPLACE_EXPECTS(layers >= 1, "phaze: split_layers: layers must be >= 1");
   const std::size_t n = g.num_vertices();
   DEVPLACE_EXPECTS(n >= 1, "phaze: split_layers: the graph is empty");
@@ -65,7 +66,8 @@ struct layer_split {
 
 /// Whether every operator of `g` carries a layer id (`op_attributes::layer` ≥ 0). Throws
 /// `std::invalid_argument` when some do and some do not (naming the first operator without).
-[[nodiscard]] inline bool has_layer_ids(const op_graph& g) {
+template <int = 0>
+[[nodiscard]] bool has_layer_ids(const op_graph& g) {
   std::size_t with = 0, first_without = g.num_vertices();
   for (std::size_t v = 0; v < g.num_vertices(); ++v) {
     if (g.op(v).layer >= 0) ++with;
@@ -80,7 +82,8 @@ struct layer_split {
 /// One layer per distinct layer id (ascending ids = layer indices), members in topological order.
 /// Precondition (checked): every operator has a layer id and the layer graph (an edge between
 /// two layers whenever an operator edge joins them) is acyclic.
-[[nodiscard]] inline layer_split split_layers_by_id(const op_graph& g) {
+template <int = 0>
+[[nodiscard]] layer_split split_layers_by_id(const op_graph& g) {
   const std::size_t n = g.num_vertices();
   DEVPLACE_EXPECTS(n >= 1, "phaze: split_layers_by_id: the graph is empty");
   DEVPLACE_EXPECTS(has_layer_ids(g), "phaze: split_layers_by_id: the graph has no layer ids");
@@ -113,7 +116,8 @@ struct layer_split {
 }
 
 /// The layers PHAZE uses: the graph's layer ids when it has them, else `layers` equal blocks.
-[[nodiscard]] inline layer_split workload_layers(const op_graph& g, std::size_t layers) {
+template <int = 0>
+[[nodiscard]] layer_split workload_layers(const op_graph& g, std::size_t layers) {
   return has_layer_ids(g) ? split_layers_by_id(g) : split_layers(g, layers);
 }
 

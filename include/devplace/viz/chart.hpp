@@ -24,13 +24,15 @@ struct legend_entry {
 
 namespace detail {
 inline constexpr double legend_swatch = 14, legend_gap = 6, legend_spacing = 18;
-inline double legend_entry_width(const legend_entry& e, double font) {
+template <int = 0>
+double legend_entry_width(const legend_entry& e, double font) {
   return legend_swatch + legend_gap + text_width(e.label, font) + legend_spacing;
 }
 }  // namespace detail
 
 /// The height of `entries` laid out left to right in rows no wider than `max_width`.
-[[nodiscard]] inline double legend_height(const std::vector<legend_entry>& entries, double max_width, double font = 11) {
+template <int = 0>
+[[nodiscard]] double legend_height(const std::vector<legend_entry>& entries, double max_width, double font = 11) {
   if (entries.empty()) return 0;
   double x = 0, rows = 1;
   for (const auto& e : entries) {
@@ -45,7 +47,8 @@ inline double legend_entry_width(const legend_entry& e, double font) {
 }
 
 /// Draws the legend with its top-left corner at (x, top); returns the y below it.
-inline double draw_legend(svg_canvas& c, double x, double top, double max_width, const std::vector<legend_entry>& entries,
+template <int = 0>
+double draw_legend(svg_canvas& c, double x, double top, double max_width, const std::vector<legend_entry>& entries,
                           double font = 11) {
   double cx = 0, row_top = top;
   const double row_h = font + 8;
@@ -66,7 +69,8 @@ inline double draw_legend(svg_canvas& c, double x, double top, double max_width,
 
 /// The tick values of an axis over [lo, hi] drawn `length` px long: as many as fit their labels
 /// (`format_number`) with 8 px between them, at most 11.
-[[nodiscard]] inline std::vector<double> axis_ticks(double lo, double hi, double length, double font = 10) {
+template <int = 0>
+[[nodiscard]] std::vector<double> axis_ticks(double lo, double hi, double length, double font = 10) {
   for (std::size_t n = 11; n > 2; --n) {
     const auto ticks = nice_ticks(lo, hi, n);
     if (ticks.size() < 2) return ticks;
@@ -81,7 +85,8 @@ inline double draw_legend(svg_canvas& c, double x, double top, double max_width,
 /// A horizontal axis along y from x0 (value lo) to x1 (value hi): the line, ticks labelled below
 /// it, `title` centred below them, and light vertical grid lines up to `grid_top` (none when
 /// grid_top >= y). Labels that would leave the canvas are anchored inwards. Returns the y below.
-inline double draw_axis(svg_canvas& c, double x0, double x1, double y, double lo, double hi, std::string_view title,
+template <int = 0>
+double draw_axis(svg_canvas& c, double x0, double x1, double y, double lo, double hi, std::string_view title,
                         double grid_top, double font = 10) {
   c.line(x0, y, x1, y, "#333333", 1);
   const double scale = hi > lo ? (x1 - x0) / (hi - lo) : 0;
@@ -116,7 +121,8 @@ inline double draw_axis(svg_canvas& c, double x0, double x1, double y, double lo
 
 /// A sequential colour for v in [0, 1]: from a pale yellow (0) through Okabe–Ito's blue to a dark
 /// navy (1), its lightness falling monotonically so that it reads in greyscale too.
-[[nodiscard]] inline std::string ramp_colour(double v) {
+template <int = 0>
+[[nodiscard]] std::string ramp_colour(double v) {
   v = std::clamp(std::isfinite(v) ? v : 0.0, 0.0, 1.0);
   static constexpr double stops[3][3] = {{255, 247, 188}, {0, 114, 178}, {8, 29, 88}};
   const double t = v < 0.5 ? v * 2 : (v - 0.5) * 2;

@@ -22,7 +22,8 @@ struct labelled_evaluation {
 
 /// "tp 8 pp 8 dp 16 vp 12 mb 6 selective +SP +DO +DPO +TPO": the degrees and the choices (SP
 /// sequence parallel, DO distributed optimizer, DPO / TPO the DP / TP overlaps).
-[[nodiscard]] inline std::string execution_label(const llm::execution& e) {
+template <int = 0>
+[[nodiscard]] std::string execution_label(const llm::execution& e) {
   std::string s = "tp " + std::to_string(e.tp) + " pp " + std::to_string(e.pp) + " dp " + std::to_string(e.dp);
   if (e.cp > 1) s += " cp " + std::to_string(e.cp);
   s += " vp " + std::to_string(e.vp) + " mb " + std::to_string(e.micro_batch) + " " + std::string(llm::to_string(e.recompute));
@@ -34,7 +35,8 @@ struct labelled_evaluation {
 }
 
 /// The breakdown items of `r` in seconds, in drawing order (recomputation is part of compute).
-[[nodiscard]] inline std::vector<bar_segment> llm_time_segments(const llm::evaluation& r) {
+template <int = 0>
+[[nodiscard]] std::vector<bar_segment> llm_time_segments(const llm::evaluation& r) {
   const auto& b = r.breakdown;
   return {{"compute", b.compute_s},       {"exposed TP", b.tp_exposed_s}, {"exposed CP", b.cp_exposed_s},
           {"PP sends", b.pp_exposed_s},   {"bubble", b.bubble_s},         {"exposed DP", b.dp_exposed_s},
@@ -42,7 +44,8 @@ struct labelled_evaluation {
 }
 
 /// Stacked bars of the iteration time of each evaluation, in seconds.
-[[nodiscard]] inline std::string llm_time_chart(const std::vector<labelled_evaluation>& rs, const std::string& title) {
+template <int = 0>
+[[nodiscard]] std::string llm_time_chart(const std::vector<labelled_evaluation>& rs, const std::string& title) {
   std::vector<stacked_bar> bars;
   for (const auto& r : rs) bars.push_back({r.label, llm_time_segments(r.eval)});
   return stacked_bar_svg(bars, {.title = title, .subtitle = "iteration time by where it goes", .unit = "s",
@@ -50,7 +53,8 @@ struct labelled_evaluation {
 }
 
 /// Stacked bars of the memory per GPU (the fullest stage) of each evaluation, in GiB.
-[[nodiscard]] inline std::string llm_memory_chart(const std::vector<labelled_evaluation>& rs, const std::string& title) {
+template <int = 0>
+[[nodiscard]] std::string llm_memory_chart(const std::vector<labelled_evaluation>& rs, const std::string& title) {
   constexpr double gib = double(1ull << 30);
   std::vector<stacked_bar> bars;
   for (const auto& r : rs) {
@@ -66,7 +70,8 @@ struct labelled_evaluation {
 /// One evaluation's breakdown as a trace: process "iteration", thread "critical stage", one
 /// complete event per non-empty item, end to end from 0; the events' durations add up to
 /// `iteration_s`.
-[[nodiscard]] inline std::string llm_breakdown_trace(const llm::evaluation& r, const std::string& name) {
+template <int = 0>
+[[nodiscard]] std::string llm_breakdown_trace(const llm::evaluation& r, const std::string& name) {
   trace_builder t;
   t.process(0, name, 0);
   t.thread(0, 0, "critical stage", 0);

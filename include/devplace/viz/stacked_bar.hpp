@@ -53,7 +53,8 @@ struct stacked_bar_options {
 
 namespace detail {
 /// Black or white text, whichever reads on `colour` (#rrggbb).
-inline const char* text_on(const char* colour) {
+template <int = 0>
+const char* text_on(const char* colour) {
   const auto hex = [&](int i) { return std::stoi(std::string(colour + i, 2), nullptr, 16); };
   const double luminance = 0.299 * hex(1) + 0.587 * hex(3) + 0.114 * hex(5);
   return luminance < 128 ? "#ffffff" : "#000000";
@@ -62,7 +63,8 @@ inline const char* text_on(const char* colour) {
 
 /// The chart of `bars`. Throws std::invalid_argument naming the bar and kind of a value that is
 /// negative or not finite, and when bar_length is not > 0.
-[[nodiscard]] inline std::string stacked_bar_svg(const std::vector<stacked_bar>& bars, const stacked_bar_options& o = {}) {
+template <int = 0>
+[[nodiscard]] std::string stacked_bar_svg(const std::vector<stacked_bar>& bars, const stacked_bar_options& o = {}) {
   if (!(o.bar_length > 0)) throw std::invalid_argument("stacked_bar_svg: bar_length must be > 0");
   std::vector<std::string> kinds = o.kinds;
   std::vector<char> used(kinds.size(), 0);

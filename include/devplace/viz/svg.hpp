@@ -30,7 +30,8 @@ inline constexpr std::array<const char*, 8> okabe_ito{"#E69F00", "#56B4E9", "#00
                                                       "#0072B2", "#D55E00", "#CC79A7", "#000000"};
 
 /// `s` with &, <, > and " written as XML entities.
-[[nodiscard]] inline std::string xml_escape(std::string_view s) {
+template <int = 0>
+[[nodiscard]] std::string xml_escape(std::string_view s) {
   std::string r;
   r.reserve(s.size());
   for (char c : s) {
@@ -47,7 +48,8 @@ inline constexpr std::array<const char*, 8> okabe_ito{"#E69F00", "#56B4E9", "#00
 
 /// An upper bound of the advance width of `s` (UTF-8) set at `font_size` px in DejaVu Sans (bold:
 /// DejaVu Sans Bold), per the file comment.
-[[nodiscard]] inline double text_width(std::string_view s, double font_size, bool bold = false) {
+template <int = 0>
+[[nodiscard]] double text_width(std::string_view s, double font_size, bool bold = false) {
   double em = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -65,7 +67,8 @@ inline constexpr std::array<const char*, 8> okabe_ito{"#E69F00", "#56B4E9", "#00
 }
 
 /// `x` with `digits` significant digits, no exponent for |x| in [1e-3, 1e9), trailing zeros cut.
-[[nodiscard]] inline std::string format_number(double x, int digits = 3) {
+template <int = 0>
+[[nodiscard]] std::string format_number(double x, int digits = 3) {
   if (!std::isfinite(x)) return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
   if (x == 0) return "0";
   const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(x))));
@@ -81,7 +84,8 @@ inline constexpr std::array<const char*, 8> okabe_ito{"#E69F00", "#56B4E9", "#00
 }
 
 /// A byte count in B, kB, MB, GB or TB (powers of 1000), 3 significant digits.
-[[nodiscard]] inline std::string format_bytes(double bytes) {
+template <int = 0>
+[[nodiscard]] std::string format_bytes(double bytes) {
   static constexpr std::array<const char*, 5> unit{"B", "kB", "MB", "GB", "TB"};
   std::size_t k = 0;
   while (k + 1 < unit.size() && std::fabs(bytes) >= 999.5) {
@@ -93,7 +97,8 @@ inline constexpr std::array<const char*, 8> okabe_ito{"#E69F00", "#56B4E9", "#00
 
 /// Axis ticks: multiples of 1, 2 or 5 × 10^k covering [lo, hi] with at most `max_ticks` ticks
 /// (at least 2 when hi > lo), all within [lo, hi].
-[[nodiscard]] inline std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks) {
+template <int = 0>
+[[nodiscard]] std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks) {
   std::vector<double> ticks;
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || max_ticks < 2) {
     if (std::isfinite(lo)) ticks.push_back(lo);

@@ -103,7 +103,8 @@ struct dfmodel_inter_chip_result {
 
 /// Throws std::invalid_argument on malformed input (ranges, sizes, non-finite or negative values,
 /// tensors that form a cycle).
-inline void check_dfmodel_problem(const dfmodel_inter_chip_problem& p) {
+template <int = 0>
+void check_dfmodel_problem(const dfmodel_inter_chip_problem& p) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("dfmodel: " + what); };
   auto ok = [](double x) { return std::isfinite(x) && x >= 0; };
   auto positive = [](double x) { return std::isfinite(x) && x > 0; };
@@ -157,7 +158,8 @@ inline void check_dfmodel_problem(const dfmodel_inter_chip_problem& p) {
 /// `valid` is false (and the figures empty) when a vector has the wrong size or an entry is out of
 /// range; false with the figures filled when a tensor flows backwards or the DRAM capacity is
 /// exceeded. Throws std::invalid_argument when `p` itself is malformed (check_dfmodel_problem).
-[[nodiscard]] inline dfmodel_evaluation evaluate_dfmodel_inter_chip(const dfmodel_inter_chip_problem& p,
+template <int = 0>
+[[nodiscard]] dfmodel_evaluation evaluate_dfmodel_inter_chip(const dfmodel_inter_chip_problem& p,
                                                                     const std::vector<std::size_t>& stage_of,
                                                                     const std::vector<std::size_t>& scheme_of) {
   check_dfmodel_problem(p);
@@ -241,6 +243,10 @@ template <device_topology T>
 }
 
 /// A DFModel inter-chip MILP and what is needed to read its solutions back.
+class dfmodel_inter_chip_ilp;
+template <int = 0>
+[[nodiscard]] dfmodel_inter_chip_ilp build_dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem& p);
+
 class dfmodel_inter_chip_ilp {
  public:
   [[nodiscard]] const ilp::model& model() const noexcept { return m_; }
@@ -251,6 +257,7 @@ class dfmodel_inter_chip_ilp {
 
   /// Reads a solver's answer back (figures evaluated from scratch). Throws std::runtime_error
   /// when the solver failed, std::invalid_argument when `sol` has values for another model.
+  template <int = 0>
   [[nodiscard]] dfmodel_inter_chip_result decode(const solution& sol) const {
     dfmodel_inter_chip_result r;
     r.status = result_status(sol);
@@ -279,6 +286,7 @@ class dfmodel_inter_chip_ilp {
   }
 
  private:
+  template <int>
   friend dfmodel_inter_chip_ilp build_dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem&);
   explicit dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem& p) : m_("devplace_dfmodel_inter_chip"), p_(p) {}
 
@@ -292,7 +300,8 @@ class dfmodel_inter_chip_ilp {
 namespace detail {
 
 /// Σ_{c' ≤ c} A[i, c']: kernel i is placed in stage c or before (A holds C columns per kernel).
-inline linear_expr dfmodel_prefix(const std::vector<var>& A, std::size_t C, std::size_t i, std::size_t c) {
+template <int = 0>
+linear_expr dfmodel_prefix(const std::vector<var>& A, std::size_t C, std::size_t i, std::size_t c) {
   linear_expr e;
   for (std::size_t k = 0; k <= c; ++k) e.add(A[i * C + k], 1.0);
   return e;
@@ -301,7 +310,8 @@ inline linear_expr dfmodel_prefix(const std::vector<var>& A, std::size_t C, std:
 /// The network time of tensor t's (number j) scheme transition, counted in the stage of its
 /// source: q[a, b] pairs the source's scheme a with the destination's b, and v[c] ≥ hm when the
 /// source is in stage c (big-M on A). Adds v[c] to net[c]; nothing when every cost is zero.
-inline void add_dfmodel_transition_net(model& m, const dfmodel_tensor& t, std::size_t j,
+template <int = 0>
+void add_dfmodel_transition_net(model& m, const dfmodel_tensor& t, std::size_t j,
                                        const std::vector<var>& s_src, const std::vector<var>& s_dst,
                                        const std::vector<var>& A, std::size_t C, std::vector<linear_expr>& net) {
   const std::string tj = std::to_string(j);
@@ -337,7 +347,8 @@ inline void add_dfmodel_transition_net(model& m, const dfmodel_tensor& t, std::s
 
 /// The DRAM capacity of every stage: tensor j's bytes count in stage c from its source's stage
 /// to its destination's, less B[j, c] ≤ A[src, c], A[dst, c] (both ends in stage c).
-inline void add_dfmodel_dram_limits(model& m, const dfmodel_inter_chip_problem& p, const std::vector<var>& A) {
+template <int = 0>
+void add_dfmodel_dram_limits(model& m, const dfmodel_inter_chip_problem& p, const std::vector<var>& A) {
   const std::size_t C = p.stages;
   std::vector<linear_expr> dram(C);
   for (std::size_t j = 0; j < p.tensors.size(); ++j) {
@@ -358,7 +369,8 @@ inline void add_dfmodel_dram_limits(model& m, const dfmodel_inter_chip_problem& 
 }  // namespace detail
 
 /// Builds the inter-chip MILP of `p`. Throws std::invalid_argument on malformed input.
-[[nodiscard]] inline dfmodel_inter_chip_ilp build_dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem& p) {
+template <int>
+dfmodel_inter_chip_ilp build_dfmodel_inter_chip_ilp(const dfmodel_inter_chip_problem& p) {
   check_dfmodel_problem(p);
   dfmodel_inter_chip_ilp ilp(p);
   auto& m = ilp.m_;

@@ -53,6 +53,10 @@ struct mapping_ilp_options {
   bool symmetry_breaking = true;              ///< the valid symmetry-breaking rows described above
 };
 
+class mapping_ilp;
+template <int = 0>
+[[nodiscard]] mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L, const mapping_ilp_options& o = {});
+
 /// A mapping MILP and what is needed to read its solutions back.
 class mapping_ilp {
  public:
@@ -69,6 +73,7 @@ class mapping_ilp {
 
   /// The device of every stage replica in `sol` (S rows of R devices). Throws
   /// std::invalid_argument when `sol` does not hold a valid placement.
+  template <int = 0>
   [[nodiscard]] device_mapping devices(const solution& sol) const {
     if (!sol.has_values() || sol.values.size() != m_.num_vars())
       throw std::invalid_argument("mapping_ilp: the solution has no values for this model");
@@ -87,6 +92,7 @@ class mapping_ilp {
   /// y = x·x, t the largest stage-replica time — a feasible point whose objective is the
   /// mapping's, to pass as `solve_options::start` (e.g. the backtracking mapper's answer, so a
   /// time-limited solve never returns worse). Throws std::invalid_argument on a malformed mapping.
+  template <int = 0>
   [[nodiscard]] std::vector<double> start(const device_mapping& mapping) const {
     const std::size_t S = g_.stages(), R = g_.replicas(), D = L_.devices();
     if (mapping.size() != S) throw std::invalid_argument("mapping_ilp::start: the mapping has the wrong number of stages");
@@ -114,6 +120,7 @@ class mapping_ilp {
   /// Reads a solver's answer back as a `mapping_result`: the mapping, its objective evaluated
   /// from scratch under the model, the solver's proved bound, and the status (optimal only when
   /// the solver proved it). Throws std::runtime_error when the solver failed (ilp::result_status).
+  template <int = 0>
   [[nodiscard]] mapping_result decode(const solution& sol) const {
     mapping_result r;
     r.status = result_status(sol);
@@ -135,6 +142,7 @@ class mapping_ilp {
   }
 
  private:
+  template <int>
   friend mapping_ilp build_mapping_ilp(const stage_graph&, const link_costs&, const mapping_ilp_options&);
   mapping_ilp(const stage_graph& g, const link_costs& L) : m_("devplace_mapping"), g_(g), L_(L) {}
 
@@ -151,6 +159,7 @@ class mapping_ilp {
   /// device of stage 0; allreduce — rotate every ring so replica 0 has its smallest device, reflect
   /// it on a symmetric topology when dev(s, 1) > dev(s, R−1), and sort the rings of consecutive
   /// identical stages (equal c_u and P) by their smallest device.
+  template <int = 0>
   void canonicalize(std::vector<std::size_t>& dev) const {
     const std::size_t S = g_.stages(), R = g_.replicas();
     if (R < 2) return;
@@ -210,7 +219,8 @@ namespace detail {
 /// device order (p2p); with allreduce, each stage's ring rotated to start on its smallest device
 /// (and reflected on a symmetric topology), and the rings of identical stages in device order.
 /// x[v·D + d]: vertex v on device d.
-inline void add_mapping_symmetry_rows(model& m, const stage_graph& g, const link_costs& L, const std::vector<var>& x,
+template <int = 0>
+void add_mapping_symmetry_rows(model& m, const stage_graph& g, const link_costs& L, const std::vector<var>& x,
                                       bool allreduce) {
   const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
   auto devnum = [&](std::size_t v) {
@@ -247,8 +257,8 @@ inline void add_mapping_symmetry_rows(model& m, const stage_graph& g, const link
 /// Builds the mapping MILP of `g` on the devices of `L`. Throws std::invalid_argument when the
 /// topology has fewer than S·R devices, for the combined model, or for per-stage replica counts
 /// (the model is written for R copies of the stage graph; the backtracking mapper takes those).
-[[nodiscard]] inline mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L,
-                                                   const mapping_ilp_options& o = {}) {
+template <int>
+mapping_ilp build_mapping_ilp(const stage_graph& g, const link_costs& L, const mapping_ilp_options& o) {
   DEVPLACE_EXPECTS(g.uniform_replicas(),
                    "mapping_ilp: the stages have different replica counts; the MILP needs the same R for every stage");
   const std::size_t S = g.stages(), R = g.replicas(), V = g.vertices(), D = L.devices();

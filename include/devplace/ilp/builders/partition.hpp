@@ -69,6 +69,13 @@ struct partition_repair_result {
   std::size_t changed = 0;  ///< operators v with stage_of[v] != candidate[v]
 };
 
+class partition_ilp;
+/// The shared builder: partitioning (candidate == nullptr) or repair (defined below).
+template <int = 0>
+partition_ilp build_partition_model(const op_graph& g, const partition_options& o, bool tighten, bool with_time,
+                                    const std::vector<std::size_t>* candidate, double time_weight,
+                                    bool chip_triangle = false, bool free_stage_count = false);
+
 /// A partitioning (or repair) MILP and what is needed to read its solutions back.
 class partition_ilp {
  public:
@@ -80,6 +87,7 @@ class partition_ilp {
   [[nodiscard]] var objective_var() const noexcept { return t_; }
 
   /// The stage of every operator in `sol`. Throws std::invalid_argument without a labelling.
+  template <int = 0>
   [[nodiscard]] std::vector<std::size_t> stages(const solution& sol) const {
     if (!sol.has_values() || sol.values.size() != m_.num_vars())
       throw std::invalid_argument("partition_ilp: the solution has no values for this model");
@@ -97,6 +105,7 @@ class partition_ilp {
   /// evaluated from scratch with eq. 3/14; status optimal only when the solver proved it; for a
   /// repair model, optimal means "closest", not "fastest"). Throws std::runtime_error when the
   /// solver failed.
+  template <int = 0>
   [[nodiscard]] partition_result decode(const solution& sol) const {
     partition_result r;
     r.status = result_status(sol);
@@ -109,6 +118,7 @@ class partition_ilp {
   }
 
   /// For a repair model: the partition and the number of operators moved away from the candidate.
+  template <int = 0>
   [[nodiscard]] partition_repair_result decode_repair(const solution& sol) const {
     partition_repair_result rr;
     rr.partition = decode(sol);
@@ -118,6 +128,7 @@ class partition_ilp {
   }
 
  private:
+  template <int>
   friend partition_ilp build_partition_model(const op_graph&, const partition_options&, bool, bool,
                                              const std::vector<std::size_t>*, double, bool, bool);
   partition_ilp(const op_graph& g, const partition_options& o) : m_("devplace_partition"), g_(g), o_(o) {}
@@ -131,7 +142,8 @@ class partition_ilp {
 };
 
 /// MCM eq. 3 with a free number of used stages: z_s marks stage s used; used stages form a prefix.
-inline void add_free_stage_rows(model& m, const std::vector<var>& x, std::size_t n, std::size_t S) {
+template <int = 0>
+void add_free_stage_rows(model& m, const std::vector<var>& x, std::size_t n, std::size_t S) {
   std::vector<var> z(S);
   for (std::size_t s = 0; s < S; ++s) z[s] = m.add_binary("z_s" + std::to_string(s));
   m.fix(z[0], 1);
@@ -147,7 +159,8 @@ inline void add_free_stage_rows(model& m, const std::vector<var>& x, std::size_t
 }
 
 /// MCM eq. 4 rows (seed-mcm §2.7 D, E, F) over the stage assignment x (n x S, row-major).
-inline void add_chip_triangle_rows(model& m, const std::vector<var>& x,
+template <int = 0>
+void add_chip_triangle_rows(model& m, const std::vector<var>& x,
                                    const std::vector<std::pair<std::size_t, std::size_t>>& edges, std::size_t S) {
   std::vector<var> e(S * S), r(S * S);
   const auto id = [&](std::size_t a, std::size_t b) { return std::to_string(a) + "_" + std::to_string(b); };
@@ -185,7 +198,8 @@ struct partition_edge {
   double bytes;
 };
 
-inline std::vector<partition_edge> partition_edges(const op_graph& g) {
+template <int = 0>
+std::vector<partition_edge> partition_edges(const op_graph& g) {
   const auto& st = g.structure();
   std::vector<partition_edge> edges;
   for (std::size_t u = 0; u < g.num_vertices(); ++u) {
@@ -198,7 +212,8 @@ inline std::vector<partition_edge> partition_edges(const op_graph& g) {
 }
 
 /// cut[i][s] ≥ |x[u, s] − x[v, s]| for every edge i = (u, v) with bytes (the others get none).
-inline std::vector<std::vector<var>> add_cut_indicators(model& m, const std::vector<var>& x,
+template <int = 0>
+std::vector<std::vector<var>> add_cut_indicators(model& m, const std::vector<var>& x,
                                                         const std::vector<partition_edge>& edges, std::size_t S) {
   std::vector<std::vector<var>> cut(edges.size());
   for (std::size_t i = 0; i < edges.size(); ++i) {
@@ -216,7 +231,8 @@ inline std::vector<std::vector<var>> add_cut_indicators(model& m, const std::vec
 }
 
 /// The bottleneck t ≥ each stage's time (compute and cut bytes, divided by R); returns t.
-inline var add_partition_time_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
+template <int = 0>
+var add_partition_time_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
                                    const std::vector<partition_edge>& edges,
                                    const std::vector<std::vector<var>>& cut, bool tighten) {
   const std::size_t n = g.num_vertices(), S = o.stages;
@@ -242,7 +258,8 @@ inline var add_partition_time_rows(model& m, const op_graph& g, const partition_
 }
 
 /// Each stage's memory within R devices' memory (times the micro-batches).
-inline void add_partition_memory_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
+template <int = 0>
+void add_partition_memory_rows(model& m, const op_graph& g, const partition_options& o, const std::vector<var>& x,
                                       const std::vector<partition_edge>& edges,
                                       const std::vector<std::vector<var>>& cut) {
   const std::size_t n = g.num_vertices(), S = o.stages;
@@ -263,11 +280,10 @@ inline void add_partition_memory_rows(model& m, const op_graph& g, const partiti
 
 }  // namespace detail
 
-/// The shared builder: partitioning (candidate == nullptr) or repair.
-inline partition_ilp build_partition_model(const op_graph& g, const partition_options& o, bool tighten,
-                                           bool with_time, const std::vector<std::size_t>* candidate,
-                                           double time_weight, bool chip_triangle = false,
-                                           bool free_stage_count = false) {
+template <int>
+partition_ilp build_partition_model(const op_graph& g, const partition_options& o, bool tighten, bool with_time,
+                                    const std::vector<std::size_t>* candidate, double time_weight, bool chip_triangle,
+                                    bool free_stage_count) {
   const std::size_t n = g.num_vertices(), S = o.stages;
   if (S == 0) throw std::invalid_argument("partition_ilp: at least one stage is needed");
   check_cost_options(o.cost, "partition_ilp");
@@ -353,14 +369,16 @@ inline partition_ilp build_partition_model(const op_graph& g, const partition_op
 
 /// Builds the partitioning MILP of `g` for `o` (stages, replicas, micro-batches, device memory,
 /// bandwidth; `max_downsets` and `upper_bound_ms` are ignored).
-[[nodiscard]] inline partition_ilp build_partition_ilp(const op_graph& g, const partition_options& o,
+template <int = 0>
+[[nodiscard]] partition_ilp build_partition_ilp(const op_graph& g, const partition_options& o,
                                                        const partition_ilp_options& io = {}) {
   return build_partition_model(g, o, io.tighten, true, nullptr, 0.0, io.chip_triangle, io.free_stage_count);
 }
 
 /// Builds the repair MILP: the valid partition of `g` (same validity as build_partition_ilp)
 /// with the fewest operators moved away from `candidate` (one stage per operator).
-[[nodiscard]] inline partition_ilp build_partition_repair_ilp(const op_graph& g, const partition_options& o,
+template <int = 0>
+[[nodiscard]] partition_ilp build_partition_repair_ilp(const op_graph& g, const partition_options& o,
                                                               const std::vector<std::size_t>& candidate,
                                                               const partition_repair_options& ro = {}) {
   if (candidate.size() != g.num_vertices())

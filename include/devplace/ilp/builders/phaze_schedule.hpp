@@ -153,7 +153,8 @@ bool asap(std::size_t n, const std::vector<double>& dur, Before before, std::vec
 
 /// Gives cores to the non-parallel operators of a fixed schedule, greedily by start time; false
 /// when the greedy assignment fails (not a proof that none exists).
-inline bool assign_cores(const phaze_input& in, const phaze_schedule_options& o, phaze_schedule& s) {
+template <int = 0>
+bool assign_cores(const phaze_input& in, const phaze_schedule_options& o, phaze_schedule& s) {
   const std::size_t n = in.n, pairs = std::min(o.tensor_cores, o.vector_cores);
   std::vector<std::size_t> idx(n);
   for (std::size_t i = 0; i < n; ++i) idx[i] = i;
@@ -271,6 +272,7 @@ class phaze_schedule_ilp {
   /// The ASAP schedule on the order of `sol` (x, y), with cores from z when the model has them,
   /// else given greedily (`cores_assigned` false when that fails). Throws std::runtime_error when
   /// the solver failed.
+  template <int = 0>
   [[nodiscard]] phaze_schedule decode(const solution& sol, bool* cores_assigned = nullptr) const {
     phaze_schedule s;
     s.status = result_status(sol);
@@ -320,6 +322,7 @@ class phaze_schedule_ilp {
   }
 
   /// Use build_phaze_schedule_ilp; this takes the input already copied.
+  template <int = 0>
   phaze_schedule_ilp(detail::phaze_input in, const phaze_schedule_options& o)
       : m_("devplace_phaze_schedule"), in_(std::move(in)), o_(o) {
     build();
@@ -327,6 +330,7 @@ class phaze_schedule_ilp {
 
  private:
 
+  template <int = 0>
   void build() {
     bool has_fused = false, has_zero = false;
     for (const auto& op : in_.ops) {
@@ -345,6 +349,7 @@ class phaze_schedule_ilp {
 
   /// The makespan T, the start t_i and the parallel flag y_i of every operator; x_ij (i before j)
   /// for ordered incomparable pairs only (has_x_), the others being constants.
+  template <int = 0>
   void add_time_and_order_vars() {
     const std::size_t n = in_.n;
     H_ = 0;
@@ -368,12 +373,14 @@ class phaze_schedule_ilp {
   }
 
   /// The latency of operator i: its parallel latency when y_i.
+  template <int = 0>
   [[nodiscard]] linear_expr duration(std::size_t i) const {
     linear_expr e(in_.ops[i].latency);
     e.add(y_[i], in_.ops[i].parallel_latency - in_.ops[i].latency);
     return e;
   }
   /// i before j: x_ij, or the constant the precedence gives.
+  template <int = 0>
   [[nodiscard]] linear_expr X(std::size_t i, std::size_t j) const {
     const std::size_t n = in_.n;
     if (has_x_[i * n + j]) return linear_expr(x_[i * n + j]);
@@ -381,6 +388,7 @@ class phaze_schedule_ilp {
   }
 
   /// Makespan, precedence, disjunctive and (where asked, or where a latency is zero) transitivity rows.
+  template <int = 0>
   void add_order_rows(bool has_zero) {
     const std::size_t n = in_.n;
     auto& m = m_;
@@ -417,6 +425,7 @@ class phaze_schedule_ilp {
 
   /// The core assignment families: z_ic puts operator i on core c (unless it runs in parallel);
   /// with symmetry breaking, the k-th operator of a kind may use only the first k + 1 cores.
+  template <int = 0>
   void add_core_families(bool has_fused) {
     const std::size_t n = in_.n, pairs = std::min(o_.tensor_cores, o_.vector_cores);
     auto& m = m_;
@@ -450,6 +459,7 @@ class phaze_schedule_ilp {
   }
 
   /// Two operators on the same core of family z do not overlap.
+  template <int = 0>
   void add_sharing_rows(const std::vector<std::vector<var>>& z, const char* tag) {
     const std::size_t n = in_.n;
     auto& m = m_;

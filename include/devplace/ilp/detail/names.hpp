@@ -22,7 +22,8 @@
 
 namespace devplace::ilp::detail {
 
-inline bool is_lp_keyword(std::string_view s) {
+template <int = 0>
+bool is_lp_keyword(std::string_view s) {
   static constexpr std::array<std::string_view, 32> kw = {
       "minimize", "maximize", "minimise", "maximise", "minimum", "maximum", "min", "max", "subject", "to", "such",
       "that", "st", "bounds", "bound", "general", "generals", "gen", "integer", "integers", "int", "binary",
@@ -33,7 +34,8 @@ inline bool is_lp_keyword(std::string_view s) {
 }
 
 /// A name safe for both formats (not yet unique).
-inline std::string sanitize_name(std::string_view raw, char prefix, std::size_t index) {
+template <int = 0>
+std::string sanitize_name(std::string_view raw, char prefix, std::size_t index) {
   std::string s;
   if (raw.empty()) {
     s = std::string(1, prefix) + std::to_string(index);
@@ -48,7 +50,8 @@ inline std::string sanitize_name(std::string_view raw, char prefix, std::size_t 
 }
 
 /// Makes `s` unique within `used` by appending _2, _3, ...; records it.
-inline std::string make_unique_name(std::string s, std::unordered_set<std::string>& used) {
+template <int = 0>
+std::string make_unique_name(std::string s, std::unordered_set<std::string>& used) {
   if (used.insert(s).second) return s;
   for (std::size_t k = 2;; ++k) {
     std::string t = s + "_" + std::to_string(k);
@@ -62,6 +65,7 @@ struct printed_names {
   std::string objective;
   std::string constant_col;  ///< column carrying the objective constant (fixed at 1), when needed
 
+  template <int = 0>
   explicit printed_names(const model& m) {
     std::unordered_set<std::string> used_cols, used_rows;
     objective = make_unique_name(sanitize_name(m.objective_name().empty() ? "obj" : m.objective_name(), 'o', 0), used_rows);
@@ -76,7 +80,8 @@ struct printed_names {
 };
 
 /// Shortest decimal text that reads back as the same double.
-inline std::string number(double x) {
+template <int = 0>
+std::string number(double x) {
   if (x == 0) return "0";
   std::array<char, 64> buf{};
   const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), x);

@@ -14,7 +14,8 @@ namespace devplace::io::detail {
 
 /// Adds the edge `src` -> `dst` (node ids) of the document's edge at pointer `p`. Fails at
 /// `p + "/" + src_field` (or `dst_field`) naming an id no node has, and at `p` on a self-loop.
-inline void add_edge_by_id(const reader& r, op_graph_builder& b, const std::string& p, std::int64_t src,
+template <int = 0>
+void add_edge_by_id(const reader& r, op_graph_builder& b, const std::string& p, std::int64_t src,
                            std::int64_t dst, double bytes, std::string_view src_field, std::string_view dst_field) {
   const std::size_t u = b.vertex_of_id(src), v = b.vertex_of_id(dst);
   if (u == b.num_ops()) r.fail(p + "/" + std::string(src_field), "no node has id " + std::to_string(src));
@@ -25,7 +26,8 @@ inline void add_edge_by_id(const reader& r, op_graph_builder& b, const std::stri
 
 /// Builds the graph; a structural error (a cycle, listing its nodes) fails at /edges, an
 /// overflowing total at /nodes or /edges.
-inline op_graph build_graph(const reader& r, op_graph_builder&& b) {
+template <int = 0>
+op_graph build_graph(const reader& r, op_graph_builder&& b) {
   try {
     return std::move(b).build();
   } catch (const graph_total_error& e) {

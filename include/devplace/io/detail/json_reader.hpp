@@ -22,7 +22,8 @@ namespace devplace::io::detail {
 using json = nlohmann::json;
 
 /// Parses `text`; a syntax error is reported with its line and column.
-inline json parse_json(const std::string& text, const std::string& file) {
+template <int = 0>
+json parse_json(const std::string& text, const std::string& file) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -57,15 +58,18 @@ inline json parse_json(const std::string& text, const std::string& file) {
   }
 }
 
-inline std::string child(const std::string& ptr, std::string_view key) {
+template <int = 0>
+std::string child(const std::string& ptr, std::string_view key) {
   std::string k(key);
   std::string escaped;
   for (char c : k) escaped += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
   return ptr + "/" + escaped;
 }
-inline std::string child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }
+template <int = 0>
+std::string child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }
 
-inline const char* type_name(const json& v) {
+template <int = 0>
+const char* type_name(const json& v) {
   switch (v.type()) {
     case json::value_t::null: return "null";
     case json::value_t::boolean: return "a boolean";
@@ -79,10 +83,12 @@ inline const char* type_name(const json& v) {
   }
 }
 
-/// Reader bound to one file.
-class reader {
+/// Reader bound to one file. A template (named through `reader`), so that its functions are
+/// compiled where a reader calls them, not where this header is included.
+template <int = 0>
+class basic_reader {
  public:
-  explicit reader(std::string file) : file_(std::move(file)) {}
+  explicit basic_reader(std::string file) : file_(std::move(file)) {}
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
 
   [[noreturn]] void fail(const std::string& ptr, const std::string& reason) const {
@@ -175,13 +181,15 @@ class reader {
  private:
   std::string file_;
 };
+using reader = basic_reader<>;
 
 /// Node ids in file order, mapped to their index: `add` reads the `id` of node object `n` at
 /// `ptr` and fails on a duplicate; `edge` reads an edge object's `sourceId` / `destId` and maps
 /// them, failing on an unknown id or a self-loop. The messages name the JSON pointer.
-class node_id_index {
+template <int = 0>
+class basic_node_id_index {
  public:
-  explicit node_id_index(const reader& r) : r_(&r) {}
+  explicit basic_node_id_index(const basic_reader<>& r) : r_(&r) {}
   std::int64_t add(const json& n, const std::string& ptr) {
     const std::int64_t id = r_->integer(r_->field(n, "id", ptr), ptr + "/id");
     if (!index_.emplace(id, index_.size()).second) r_->fail(ptr + "/id", "duplicate node id " + std::to_string(id));
@@ -202,8 +210,9 @@ class node_id_index {
   }
 
  private:
-  const reader* r_;
+  const basic_reader<>* r_;
   std::unordered_map<std::int64_t, std::size_t> index_;
 };
+using node_id_index = basic_node_id_index<>;
 
 }  // namespace devplace::io::detail

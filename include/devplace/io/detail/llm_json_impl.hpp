@@ -25,7 +25,8 @@ namespace detail {
 
 /// Rejects members other than `allowed` (and `format`, `name`, `units`, `source`): a misspelt
 /// field is an error, not a silent default.
-inline void only_fields(const reader& r, const json& doc, const std::string& ptr,
+template <int = 0>
+void only_fields(const reader& r, const json& doc, const std::string& ptr,
                         std::initializer_list<std::string_view> allowed) {
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const std::string& k = it.key();
@@ -36,7 +37,8 @@ inline void only_fields(const reader& r, const json& doc, const std::string& ptr
   }
 }
 
-inline std::int64_t positive_int(const reader& r, const json& doc, std::string_view key, const std::string& ptr) {
+template <int = 0>
+std::int64_t positive_int(const reader& r, const json& doc, std::string_view key, const std::string& ptr) {
   const std::string p = child(ptr, key);
   const auto x = r.integer(r.field(doc, key, ptr), p);
   if (x < 1) r.fail(p, "expected an integer >= 1, got " + std::to_string(x));
@@ -44,13 +46,15 @@ inline std::int64_t positive_int(const reader& r, const json& doc, std::string_v
 }
 
 /// A number in (0, 1] at `ptr`.
-inline double fraction(const reader& r, const json& v, const std::string& ptr) {
+template <int = 0>
+double fraction(const reader& r, const json& v, const std::string& ptr) {
   const double x = r.positive(v, ptr);
   if (x > 1) r.fail(ptr, "expected a fraction in (0, 1]");
   return x;
 }
 
-inline llm::dtype parse_dtype(const reader& r, const std::string& s, const std::string& ptr) {
+template <int = 0>
+llm::dtype parse_dtype(const reader& r, const std::string& s, const std::string& ptr) {
   if (s == "fp32" || s == "float32") return llm::dtype::fp32;
   if (s == "fp16" || s == "float16") return llm::dtype::fp16;
   if (s == "bf16" || s == "bfloat16") return llm::dtype::bf16;
@@ -58,7 +62,8 @@ inline llm::dtype parse_dtype(const reader& r, const std::string& s, const std::
   r.fail(ptr, "unknown datatype '" + s + "' (expected fp32, fp16, bf16 or fp8)");
 }
 
-inline llm::efficiency_table parse_table(const reader& r, const json& v, const std::string& ptr) {
+template <int = 0>
+llm::efficiency_table parse_table(const reader& r, const json& v, const std::string& ptr) {
   llm::efficiency_table t;
   r.array(v, ptr);
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -76,7 +81,8 @@ inline llm::efficiency_table parse_table(const reader& r, const json& v, const s
 
 
 
-inline llm::model llm_model_from_json(const json& doc, const std::string& file) {
+template <int = 0>
+llm::model llm_model_from_json(const json& doc, const std::string& file) {
   const reader r(file);
   r.object(doc, "");
   llm::model m;
@@ -118,7 +124,8 @@ inline llm::model llm_model_from_json(const json& doc, const std::string& file) 
 
 /// One datatype's rate: {"tflops": P, "achievable": e, "efficiency": [[GFLOP, e], ...]}; Calculon
 /// writes the table as `gflops_efficiency`.
-inline llm::unit_rate parse_rate(const reader& r, const json& v, const std::string& ptr, bool calculon) {
+template <int = 0>
+llm::unit_rate parse_rate(const reader& r, const json& v, const std::string& ptr, bool calculon) {
   r.object(v, ptr);
   llm::unit_rate u;
   u.tflops = r.positive(r.field(v, "tflops", ptr), child(ptr, "tflops"));
@@ -134,7 +141,8 @@ inline llm::unit_rate parse_rate(const reader& r, const json& v, const std::stri
   return u;
 }
 
-inline void parse_rates(const reader& r, const json& v, const std::string& ptr, bool calculon,
+template <int = 0>
+void parse_rates(const reader& r, const json& v, const std::string& ptr, bool calculon,
                         std::array<llm::unit_rate, llm::num_dtypes>& out) {
   r.object(v, ptr);
   for (auto it = v.begin(); it != v.end(); ++it) {
@@ -147,7 +155,8 @@ inline void parse_rates(const reader& r, const json& v, const std::string& ptr, 
   }
 }
 
-inline llm::hardware calculon_system(const reader& r, const json& doc) {
+template <int = 0>
+llm::hardware calculon_system(const reader& r, const json& doc) {
   llm::hardware s;
   parse_rates(r, r.field(doc, "matrix", ""), "/matrix", true, s.gpu.matrix);
   parse_rates(r, r.field(doc, "vector", ""), "/vector", true, s.gpu.vector);
@@ -173,7 +182,8 @@ inline llm::hardware calculon_system(const reader& r, const json& doc) {
   return s;
 }
 
-inline llm::hardware llm_system_from_json(const json& doc, const std::string& file) {
+template <int = 0>
+llm::hardware llm_system_from_json(const json& doc, const std::string& file) {
   const reader r(file);
   r.object(doc, "");
   llm::hardware s;
@@ -233,7 +243,8 @@ inline llm::hardware llm_system_from_json(const json& doc, const std::string& fi
   return s;
 }
 
-inline llm::execution calculon_execution(const reader& r, const json& doc) {
+template <int = 0>
+llm::execution calculon_execution(const reader& r, const json& doc) {
   llm::execution e;
   e.tp = positive_int(r, doc, "tensor_par", "");
   e.pp = positive_int(r, doc, "pipeline_par", "");
@@ -261,7 +272,8 @@ inline llm::execution calculon_execution(const reader& r, const json& doc) {
   return e;
 }
 
-inline llm::execution llm_execution_from_json(const json& doc, const std::string& file) {
+template <int = 0>
+llm::execution llm_execution_from_json(const json& doc, const std::string& file) {
   const reader r(file);
   r.object(doc, "");
   if (!reader::optional(doc, "format") && reader::optional(doc, "tensor_par")) return calculon_execution(r, doc);
@@ -297,14 +309,16 @@ inline llm::execution llm_execution_from_json(const json& doc, const std::string
 
 }  // namespace detail
 
-inline nlohmann::json to_json(const llm::model& m) {
+template <int = 0>
+nlohmann::json to_json(const llm::model& m) {
   return {{"format", llm_model_format}, {"name", m.name}, {"hidden", m.hidden}, {"ffn", m.ffn},
           {"ffn_kind", std::string(llm::to_string(m.ffn_kind))}, {"layers", m.layers}, {"heads", m.heads},
           {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"seq", m.seq}, {"vocab", m.vocab},
           {"tied_embeddings", m.tied_embeddings}};
 }
 
-inline nlohmann::json to_json(const llm::execution& e) {
+template <int = 0>
+nlohmann::json to_json(const llm::execution& e) {
   nlohmann::json j = {{"format", llm_execution_format}, {"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}, {"cp", e.cp},
                       {"vp", e.vp}, {"micro_batch", e.micro_batch}, {"global_batch", e.global_batch},
                       {"recompute", std::string(llm::to_string(e.recompute))},

@@ -21,7 +21,8 @@ namespace devplace::peers::detail {
 
 /// An upper bound: the same DP restricted to the prefixes of one topological order (positions
 /// 0..p−1 are a down-set for every p). O(f² · (C+1)(F+1)) block evaluations.
-inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
+template <int = 0>
+double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
   const std::size_t L = (C + 1) * (F + 1), n = m.f;
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::vector<double> dp((n + 1) * L, inf);
@@ -57,7 +58,8 @@ inline double tw_linear_bound(const tw_model& m, std::size_t C, std::size_t F) {
 /// A lower bound on the max-load: the smallest T at which the work fits fractionally on C CPUs
 /// and F accelerators of capacity T each (communication, which only adds, left out), and the
 /// largest single supernode on its faster device.
-inline double tw_lower_bound(const tw_model& m, std::size_t C, std::size_t F) {
+template <int = 0>
+double tw_lower_bound(const tw_model& m, std::size_t C, std::size_t F) {
   if (C + F == 0) return 0;
   std::vector<std::pair<double, double>> work;  // (cpu, accelerator) time per supernode
   double single = 0;
@@ -105,7 +107,8 @@ struct tw_dp {
 /// accelerator time per CPU time; communication, which only adds, left out). A necessary
 /// condition, tested with a relative slack of 1e-9: dropping the other states keeps every chain
 /// of value ≤ T. Returns N·(C+1)(F+1) flags, or nothing (all allowed) when T is not finite.
-inline std::vector<std::uint8_t> tw_allowed_states(const tw_model& m, const std::vector<bitset>& ideals, std::size_t C,
+template <int = 0>
+std::vector<std::uint8_t> tw_allowed_states(const tw_model& m, const std::vector<bitset>& ideals, std::size_t C,
                                                    std::size_t F, double T) {
   if (!(T < 1e29)) return {};
   const std::size_t L = (C + 1) * (F + 1), n = m.f;
@@ -171,7 +174,8 @@ struct tw_scratch {
 /// touches)). Only the allowed states of I are computed. The walk stops below J when X's CPU
 /// load and accelerator compute (both only grow) are each above `ub` or no better than every
 /// state of I they could improve. The result for I depends on I alone, not on the thread.
-inline void tw_pull(const tw_model& m, const tw_lattice& lat, const std::uint8_t* allowed, std::size_t C, std::size_t F,
+template <int = 0>
+void tw_pull(const tw_model& m, const tw_lattice& lat, const std::uint8_t* allowed, std::size_t C, std::size_t F,
                     double ub, std::size_t i, tw_dp& r, tw_scratch& s) {
   const std::size_t L = r.L;
   double* di = &r.dp[i * L];
@@ -252,7 +256,8 @@ inline void tw_pull(const tw_model& m, const tw_lattice& lat, const std::uint8_t
 /// read smaller ones), on `threads` workers. Equal for every number of threads. The bound gets a
 /// relative slack of 1e-9: a block's sums depend on the order they are added in (by ulps), and a
 /// chain whose value is the bound (the linear bound's own chain) must survive.
-inline tw_dp tw_solve(const tw_model& m, const tw_lattice& lat, const std::vector<std::uint8_t>& allowed,
+template <int = 0>
+tw_dp tw_solve(const tw_model& m, const tw_lattice& lat, const std::vector<std::uint8_t>& allowed,
                       std::size_t C, std::size_t F, double bound, unsigned threads) {
   const double ub = bound + 1e-9 * std::abs(bound);
   const std::size_t n = lat.off.size() - 1;

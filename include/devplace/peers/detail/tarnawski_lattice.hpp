@@ -20,6 +20,7 @@ struct tw_index {
   std::uint64_t mask = 0;
   const std::vector<bitset>* ideals = nullptr;
   bool unique = false;  ///< all keys distinct: a key identifies the ideal (lookups are of ideals)
+  template <int = 0>
   void build(const std::vector<bitset>& is, const std::vector<std::uint64_t>& ks) {
     ideals = &is;
     std::size_t cap = 16;
@@ -54,7 +55,8 @@ struct tw_lattice {
   std::vector<std::size_t> layer;
 };
 
-inline tw_lattice tw_build_lattice(const downset_enumerator& e, const tw_model& m, const std::vector<bitset>& ideals,
+template <int = 0>
+tw_lattice tw_build_lattice(const downset_enumerator& e, const tw_model& m, const std::vector<bitset>& ideals,
                                    const std::vector<std::uint64_t>& keys, const tw_index& index) {
   tw_lattice lat;
   lat.off.reserve(ideals.size() + 1);
@@ -82,7 +84,8 @@ inline tw_lattice tw_build_lattice(const downset_enumerator& e, const tw_model& 
 /// are I itself and the union over I's maximal positions m of those below I ∖ {m}; by
 /// inclusion–exclusion, below(I) = 1 + Σ_{∅≠S⊆max(I)} (−1)^{|S|+1} below(I ∖ S). Σ_I 2^{|max(I)|}
 /// terms (at most the number of pairs).
-inline std::uint64_t tw_count_pairs(const tw_lattice& lat) {
+template <int = 0>
+std::uint64_t tw_count_pairs(const tw_lattice& lat) {
   const std::size_t n = lat.off.size() - 1;
   std::vector<std::int64_t> below(n, 1);
   auto link = [&](std::size_t id, std::uint32_t p) {

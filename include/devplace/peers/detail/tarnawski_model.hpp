@@ -42,7 +42,8 @@ struct tw_model {
 };
 
 /// Whether tail t is on the boundary of X = F ∖ J, before and after position q joins F.
-inline std::pair<bool, bool> tw_boundary(const tw_tail& t, const bitset& F, const bitset& J, std::size_t q) {
+template <int = 0>
+std::pair<bool, bool> tw_boundary(const tw_tail& t, const bitset& F, const bitset& J, std::size_t q) {
   const std::size_t words = F.num_words(), qw = q / 64;
   const std::uint64_t qb = std::uint64_t{1} << (q % 64);
   bool out0 = false, in0 = false, out1 = false, in1 = false;
@@ -65,6 +66,7 @@ struct tw_acc {
   double cpu = 0, fpga = 0, size = 0, comm = 0;
   bool unsupported = false;
   std::uint64_t key = 0;
+  template <int = 0>
   void add(std::size_t q, const bitset& before) {
     cpu += m->cpu[q];
     fpga += m->fpga[q];
@@ -81,7 +83,8 @@ struct tw_acc {
 };
 
 /// The loads of X = I ∖ J summed directly (used to report the split).
-inline std::pair<double, double> tw_block_loads(const tw_model& m, const bitset& I, const bitset& J) {
+template <int = 0>
+std::pair<double, double> tw_block_loads(const tw_model& m, const bitset& I, const bitset& J) {
   tw_acc a{&m, &J};
   bitset F = J;
   bitset X = I;
@@ -102,7 +105,8 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 
 
 /// Classes of the instance: `colorClass` values densely renumbered, a fresh class per node without one.
-inline transform::class_graph tw_class_graph(const io::tarnawski_instance& in) {
+template <int = 0>
+transform::class_graph tw_class_graph(const io::tarnawski_instance& in) {
   transform::class_graph g;
   std::unordered_map<std::int64_t, std::size_t> dense;
   std::size_t next = 0;
@@ -121,7 +125,8 @@ inline transform::class_graph tw_class_graph(const io::tarnawski_instance& in) {
   return g;
 }
 
-inline tw_model tw_build_model(const io::tarnawski_instance& in, const transform::class_contraction& c,
+template <int = 0>
+tw_model tw_build_model(const io::tarnawski_instance& in, const transform::class_contraction& c,
                                const downset_enumerator& e) {
   tw_model m;
   m.f = c.num_forward;
