@@ -11,6 +11,16 @@
 
 namespace devplace::detail {
 
+/// The set bits of `x`, inline on every target: without a popcount instruction enabled (x86-64
+/// builds without -mpopcnt) std::popcount calls a library routine, which the bit-set loops of
+/// the cover searches pay per word.
+[[nodiscard]] constexpr unsigned popcount64(std::uint64_t x) noexcept {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<unsigned>((x * 0x0101010101010101ull) >> 56);
+}
+
 class dynamic_bitset {
  public:
   using word_type = std::uint64_t;

@@ -23,11 +23,10 @@
 #include <functional>
 #include <numeric>
 #include <span>
-#include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "devplace/detail/bitset.hpp"
 #include "devplace/map/detail/cover_common.hpp"
 
 namespace devplace::detail {
@@ -110,7 +109,7 @@ class basic_class_cover_packing {
     rejections_ = 0;
     memo_left_ = memo_bytes;
     solution_.clear();
-    failed_.clear();
+    memo_.clear(sizes_.size() + 1);
     std::size_t total = 0;
     for (auto n : sizes_) total += n;
     if (R == 0) return outcome::found;
@@ -197,27 +196,71 @@ class basic_class_cover_packing {
     }
     return N_;
   }
-  /// The remaining capacities and the copies left, as a key of the failure memo.
-  [[nodiscard]] std::string key(const std::vector<std::uint32_t>& rem, std::size_t left) const {
-    const std::size_t K = rem.size();
-    std::string s(sizeof(std::uint32_t) * (K + 1), '\0');
-    const auto l = static_cast<std::uint32_t>(left);
-    std::memcpy(s.data(), rem.data(), sizeof(std::uint32_t) * K);
-    std::memcpy(s.data() + sizeof(std::uint32_t) * K, &l, sizeof(l));
-    return s;
-  }
+  /// The failure memo: the keys (remaining capacities, copies left) of the nodes whose subtree
+  /// holds no solution, in one array, found through an open-addressing table of their
+  /// fingerprints (the capacities' linear hash mixed with the copies left); every hit is checked
+  /// against the whole key, so a collision costs a comparison, never a wrong answer.
+  class failure_memo {
+   public:
+    void clear(std::size_t width) {
+      width_ = width, keys_.clear(), slots_.assign(1024, slot{}), used_ = 0;
+    }
+    [[nodiscard]] static std::uint64_t fingerprint(std::uint64_t h, std::size_t left) {
+      return mix64(h ^ (0x9E3779B97F4A7C15ull * (left + 1)));
+    }
+    [[nodiscard]] bool contains(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left) const {
+      const std::size_t mask = slots_.size() - 1;
+      for (std::size_t i = fp & mask; slots_[i].at != 0; i = (i + 1) & mask)
+        if (slots_[i].fp == fp && same(slots_[i].at - 1, rem, left)) return true;
+      return false;
+    }
+    /// Adds the key unless it would take the memo over `bytes_left` (lowered by what it takes).
+    void insert(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left, std::size_t& bytes_left) {
+      const std::size_t cost = sizeof(std::uint32_t) * width_ + 2 * sizeof(slot);
+      if (cost > bytes_left) return;  // full: the memo only saves time
+      bytes_left -= cost;
+      if (2 * (used_ + 1) > slots_.size()) grow();
+      const std::size_t at = keys_.size();
+      keys_.insert(keys_.end(), rem.begin(), rem.end());
+      keys_.push_back(static_cast<std::uint32_t>(left));
+      place({fp, at + 1});
+      ++used_;
+    }
+
+   private:
+    struct slot {
+      std::uint64_t fp = 0;
+      std::size_t at = 0;  ///< the key's offset in keys_ + 1; 0: empty
+    };
+    [[nodiscard]] bool same(std::size_t at, const std::vector<std::uint32_t>& rem, std::size_t left) const {
+      return keys_[at + rem.size()] == left && std::equal(rem.begin(), rem.end(), keys_.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+    void place(slot x) {
+      const std::size_t mask = slots_.size() - 1;
+      std::size_t i = x.fp & mask;
+      while (slots_[i].at != 0) i = (i + 1) & mask;
+      slots_[i] = x;
+    }
+    void grow() {
+      std::vector<slot> old(2 * slots_.size());
+      old.swap(slots_);
+      for (const auto& x : old)
+        if (x.at != 0) place(x);
+    }
+    std::size_t width_ = 0, used_ = 0;
+    std::vector<std::uint32_t> keys_;
+    std::vector<slot> slots_;
+  };
   /// Whether the solution so far passes the test (`set_accept`); a rejection is counted.
   bool accepted() {
     if (!accept_ || accept_(std::span<const std::size_t>(solution_))) return true;
     if (++rejections_ >= max_rejections_) work_.aborted = true;
     return false;
   }
-  /// Remembers the failure at `k` unless a solution was rejected since `rejections` were counted.
-  void remember_failure(std::string&& k, std::size_t rejections) {
-    if (rejections != rejections_) return;
-    if (k.size() + 64 > memo_left_) return;  // full: the memo only saves time
-    memo_left_ -= k.size() + 64;
-    failed_.insert(std::move(k));
+  /// Remembers the failure at (`rem`, `left`) unless a solution was rejected since `rejections`
+  /// were counted.
+  void remember_failure(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left, std::size_t rejections) {
+    if (rejections == rejections_) memo_.insert(fp, rem, left, memo_left_);
   }
 
   /// The vectors that fit `rem` at a node of depth `depth`, from its parent's (depth − 1; the
@@ -228,14 +271,17 @@ class basic_class_cover_packing {
     auto& cur = level_[depth];
     const auto& par = level_[depth - 1];
     cur.list.clear();
-    if (!par.is_list) {
-      cur.bits.assign(par.bits.begin(), par.bits.end());
-      for (const auto k : touched) {
-        const std::uint64_t* m = le_.data() + le_start_[k] + static_cast<std::size_t>(rem[k]) * NW_;
-        for (std::size_t w = 0; w < NW_; ++w) cur.bits[w] &= m[w];
-      }
+    if (!par.is_list) {  // one pass over the words: the parent's set ANDed with every touched mask
+      masks_.clear();
+      for (const auto k : touched) masks_.push_back(le_.data() + le_start_[k] + static_cast<std::size_t>(rem[k]) * NW_);
+      cur.bits.resize(NW_);
       std::size_t count = 0;
-      for (const auto x : cur.bits) count += static_cast<std::size_t>(std::popcount(x));
+      for (std::size_t w = 0; w < NW_; ++w) {
+        std::uint64_t x = par.bits[w];
+        for (const auto* m : masks_) x &= m[w];
+        cur.bits[w] = x;
+        count += popcount64(x);
+      }
       cur.is_list = count < 2 * NW_;  // sparse: a list is cheaper below here
       if (cur.is_list)
         for (std::size_t w = 0; w < NW_; ++w)
@@ -278,8 +324,8 @@ class basic_class_cover_packing {
       return false;
     }
     const std::size_t rejections = rejections_;
-    auto k_ = key(rem, left);
-    if (failed_.count(k_)) return false;
+    const std::uint64_t fp = failure_memo::fingerprint(h, left);
+    if (memo_.contains(fp, rem, left)) return false;
     filter(rem, depth, touched);
     const std::size_t K = rem.size();
     if (spare == 0 && left == 2) {
@@ -299,7 +345,7 @@ class basic_class_cover_packing {
       });
       if (done) return true;
       if (work_.aborted) return false;
-      remember_failure(std::move(k_), rejections);
+      remember_failure(fp, rem, left, rejections);
       return false;
     }
     // per class the fitting vectors that use it; a class with capacity and none must stay empty
@@ -314,7 +360,7 @@ class basic_class_cover_packing {
         if (rem[k] == 0) continue;
         const std::uint64_t* without = le_.data() + le_start_[k];
         std::size_t n = 0;
-        for (std::size_t w = 0; w < NW_; ++w) n += static_cast<std::size_t>(std::popcount(cur.bits[w] & ~without[w]));
+        for (std::size_t w = 0; w < NW_; ++w) n += static_cast<std::size_t>(popcount64(cur.bits[w] & ~without[w]));
         users_[k] = n;
         any = any || n > 0;
       }
@@ -330,7 +376,7 @@ class basic_class_cover_packing {
     }
     std::fill(users_.begin(), users_.end(), std::size_t{0});
     if (!any || forced > spare || best == K) {
-      remember_failure(std::move(k_), rejections);
+      remember_failure(fp, rem, left, rejections);
       return false;
     }
     // the vectors that use class `best`, those taking more of it first
@@ -360,7 +406,7 @@ class basic_class_cover_packing {
       if (ok) return true;
       if (work_.aborted) return false;
     }
-    remember_failure(std::move(k_), rejections);
+    remember_failure(fp, rem, left, rejections);
     return false;
   }
 
@@ -369,6 +415,7 @@ class basic_class_cover_packing {
   std::vector<entry> entries_;
   std::vector<std::size_t> starts_;
   std::vector<std::size_t> users_;  // per class, scratch of one node
+  std::vector<const std::uint64_t*> masks_;  // scratch of `filter`
   std::vector<std::uint64_t> weight_;  // per class, its weight in the hash of a count vector
   std::vector<std::uint64_t> hash_;    // per vector, its hash
   std::vector<std::uint32_t> table_;   // vector + 1 by hash (open addressing), 0: empty
@@ -387,7 +434,7 @@ class basic_class_cover_packing {
   std::vector<std::uint64_t> le_;      // le_[k][v], from le_start_[k] + v · NW_
   std::vector<std::size_t> le_start_;
   std::vector<std::size_t> solution_;
-  std::unordered_set<std::string> failed_;
+  failure_memo memo_;
   std::size_t memo_left_ = 0;
   work_counter work_;  // the nodes, and whether a limit (or `max_rejections_`) stopped the search
   std::function<bool(std::span<const std::size_t>)> accept_;
