@@ -107,9 +107,9 @@ class basic_class_cover_packing {
                 std::size_t memo_bytes = std::size_t{64} << 20) {
     work_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     rejections_ = 0;
-    memo_left_ = memo_bytes;
+    memo_bytes_ = memo_bytes;
     solution_.clear();
-    memo_.clear(sizes_.size() + 1);
+    memo_.clear();
     std::size_t total = 0;
     for (auto n : sizes_) total += n;
     if (R == 0) return outcome::found;
@@ -196,71 +196,27 @@ class basic_class_cover_packing {
     }
     return N_;
   }
-  /// The failure memo: the keys (remaining capacities, copies left) of the nodes whose subtree
-  /// holds no solution, in one array, found through an open-addressing table of their
-  /// fingerprints (the capacities' linear hash mixed with the copies left); every hit is checked
-  /// against the whole key, so a collision costs a comparison, never a wrong answer.
-  class failure_memo {
-   public:
-    void clear(std::size_t width) {
-      width_ = width, keys_.clear(), slots_.assign(1024, slot{}), used_ = 0;
-    }
-    [[nodiscard]] static std::uint64_t fingerprint(std::uint64_t h, std::size_t left) {
-      return mix64(h ^ (0x9E3779B97F4A7C15ull * (left + 1)));
-    }
-    [[nodiscard]] bool contains(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left) const {
-      const std::size_t mask = slots_.size() - 1;
-      for (std::size_t i = fp & mask; slots_[i].at != 0; i = (i + 1) & mask)
-        if (slots_[i].fp == fp && same(slots_[i].at - 1, rem, left)) return true;
-      return false;
-    }
-    /// Adds the key unless it would take the memo over `bytes_left` (lowered by what it takes).
-    void insert(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left, std::size_t& bytes_left) {
-      const std::size_t cost = sizeof(std::uint32_t) * width_ + 2 * sizeof(slot);
-      if (cost > bytes_left) return;  // full: the memo only saves time
-      bytes_left -= cost;
-      if (2 * (used_ + 1) > slots_.size()) grow();
-      const std::size_t at = keys_.size();
-      keys_.insert(keys_.end(), rem.begin(), rem.end());
-      keys_.push_back(static_cast<std::uint32_t>(left));
-      place({fp, at + 1});
-      ++used_;
-    }
-
-   private:
-    struct slot {
-      std::uint64_t fp = 0;
-      std::size_t at = 0;  ///< the key's offset in keys_ + 1; 0: empty
-    };
-    [[nodiscard]] bool same(std::size_t at, const std::vector<std::uint32_t>& rem, std::size_t left) const {
-      return keys_[at + rem.size()] == left && std::equal(rem.begin(), rem.end(), keys_.begin() + static_cast<std::ptrdiff_t>(at));
-    }
-    void place(slot x) {
-      const std::size_t mask = slots_.size() - 1;
-      std::size_t i = x.fp & mask;
-      while (slots_[i].at != 0) i = (i + 1) & mask;
-      slots_[i] = x;
-    }
-    void grow() {
-      std::vector<slot> old(2 * slots_.size());
-      old.swap(slots_);
-      for (const auto& x : old)
-        if (x.at != 0) place(x);
-    }
-    std::size_t width_ = 0, used_ = 0;
-    std::vector<std::uint32_t> keys_;
-    std::vector<slot> slots_;
-  };
   /// Whether the solution so far passes the test (`set_accept`); a rejection is counted.
   bool accepted() {
     if (!accept_ || accept_(std::span<const std::size_t>(solution_))) return true;
     if (++rejections_ >= max_rejections_) work_.aborted = true;
     return false;
   }
+  /// The failure memo's key of a node: its remaining capacities and copies left (in `key_`).
+  std::span<const std::uint32_t> memo_key(const std::vector<std::uint32_t>& rem, std::size_t left) {
+    key_.assign(rem.begin(), rem.end());
+    key_.push_back(static_cast<std::uint32_t>(left));
+    return key_;
+  }
+  /// Its fingerprint: the capacities' linear hash `h`, which the search keeps, with the copies left.
+  [[nodiscard]] static std::uint64_t memo_fingerprint(std::uint64_t h, std::size_t left) noexcept {
+    return mix64(h ^ (0x9E3779B97F4A7C15ull * (left + 1)));
+  }
   /// Remembers the failure at (`rem`, `left`) unless a solution was rejected since `rejections`
-  /// were counted.
-  void remember_failure(std::uint64_t fp, const std::vector<std::uint32_t>& rem, std::size_t left, std::size_t rejections) {
-    if (rejections == rejections_) memo_.insert(fp, rem, left, memo_left_);
+  /// were counted, or the memo is full (it only saves time).
+  void remember_failure(const std::vector<std::uint32_t>& rem, std::uint64_t h, std::size_t left, std::size_t rejections) {
+    if (rejections != rejections_ || memo_.bytes() + key_set::bytes_per_key(rem.size() + 1) > memo_bytes_) return;
+    memo_.insert(memo_key(rem, left), memo_fingerprint(h, left));
   }
 
   /// The vectors that fit `rem` at a node of depth `depth`, from its parent's (depth − 1; the
@@ -324,8 +280,7 @@ class basic_class_cover_packing {
       return false;
     }
     const std::size_t rejections = rejections_;
-    const std::uint64_t fp = failure_memo::fingerprint(h, left);
-    if (memo_.contains(fp, rem, left)) return false;
+    if (memo_.find(memo_key(rem, left), memo_fingerprint(h, left)) != key_set::npos) return false;
     filter(rem, depth, touched);
     const std::size_t K = rem.size();
     if (spare == 0 && left == 2) {
@@ -345,7 +300,7 @@ class basic_class_cover_packing {
       });
       if (done) return true;
       if (work_.aborted) return false;
-      remember_failure(fp, rem, left, rejections);
+      remember_failure(rem, h, left, rejections);
       return false;
     }
     // per class the fitting vectors that use it; a class with capacity and none must stay empty
@@ -376,7 +331,7 @@ class basic_class_cover_packing {
     }
     std::fill(users_.begin(), users_.end(), std::size_t{0});
     if (!any || forced > spare || best == K) {
-      remember_failure(fp, rem, left, rejections);
+      remember_failure(rem, h, left, rejections);
       return false;
     }
     // the vectors that use class `best`, those taking more of it first
@@ -406,7 +361,7 @@ class basic_class_cover_packing {
       if (ok) return true;
       if (work_.aborted) return false;
     }
-    remember_failure(fp, rem, left, rejections);
+    remember_failure(rem, h, left, rejections);
     return false;
   }
 
@@ -434,8 +389,9 @@ class basic_class_cover_packing {
   std::vector<std::uint64_t> le_;      // le_[k][v], from le_start_[k] + v · NW_
   std::vector<std::size_t> le_start_;
   std::vector<std::size_t> solution_;
-  failure_memo memo_;
-  std::size_t memo_left_ = 0;
+  key_set memo_;                       // the failure memo: keys of nodes without a solution below
+  std::vector<std::uint32_t> key_;     // scratch: a node's key
+  std::size_t memo_bytes_ = 0;
   work_counter work_;  // the nodes, and whether a limit (or `max_rejections_`) stopped the search
   std::function<bool(std::span<const std::size_t>)> accept_;
   std::size_t max_rejections_ = 0, rejections_ = 0;

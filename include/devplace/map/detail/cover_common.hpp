@@ -3,8 +3,9 @@
 /// What the cover searches of the mapper share (the copy, ring, node-group, quotient copy,
 /// quotient ring and line ring covers; map/detail/cover_oracles.hpp wraps them as target
 /// oracles): their answer at a target, the work counter of their listings, packings and
-/// realisations, the listing cache shared by the targets searched at once, and the best ring
-/// through a device set.
+/// realisations, the listing cache shared by the targets searched at once, the set of keys of
+/// their memos, and the best ring through a device set.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -12,6 +13,8 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "devplace/map/baselines.hpp"
@@ -133,6 +136,78 @@ class listing_cache {
   mutable std::mutex mu_;
   std::shared_ptr<const Listing> listing_;
 };
+
+/// A set of keys, each a sequence of 32-bit words, stored end to end in one array behind an
+/// open-addressing table of their 64-bit fingerprints (at most half full); every hit is checked
+/// against the whole key, so a collision costs a comparison, never a wrong answer. The memos and
+/// "seen" sets of the cover searches, which test and insert millions of keys per target, without
+/// an allocation per key.
+template <int = 0>
+class basic_key_set {
+ public:
+  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  void clear() { keys_.clear(), starts_.assign(1, 0), slots_.assign(16, slot{}); }
+  [[nodiscard]] std::size_t size() const noexcept { return starts_.size() - 1; }
+  /// What the set holds, in bytes (keys, offsets, slots).
+  [[nodiscard]] std::size_t bytes() const noexcept {
+    return sizeof(std::uint32_t) * keys_.size() + sizeof(std::size_t) * starts_.size() + sizeof(slot) * slots_.size();
+  }
+  /// What inserting a key of `words` words may add to `bytes()` (the table doubles at half full).
+  [[nodiscard]] static constexpr std::size_t bytes_per_key(std::size_t words) noexcept {
+    return sizeof(std::uint32_t) * words + sizeof(std::size_t) + 2 * sizeof(slot);
+  }
+  /// The index of `key` (the order of its insertion), or npos. `fp`: the key's fingerprint, when
+  /// the caller has one at hand (any function of the key alone; the same for every call).
+  [[nodiscard]] std::size_t find(std::span<const std::uint32_t> key) const { return find(key, fingerprint(key)); }
+  [[nodiscard]] std::size_t find(std::span<const std::uint32_t> key, std::uint64_t fp) const {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = fp & mask; slots_[i].id != 0; i = (i + 1) & mask) {
+      if (slots_[i].fp != fp) continue;
+      const std::size_t e = slots_[i].id - 1;
+      if (starts_[e + 1] - starts_[e] == key.size() &&
+          std::equal(key.begin(), key.end(), keys_.begin() + static_cast<std::ptrdiff_t>(starts_[e])))
+        return e;
+    }
+    return npos;
+  }
+  /// Inserts `key` if absent: its index, and whether it was inserted.
+  std::pair<std::size_t, bool> insert(std::span<const std::uint32_t> key) { return insert(key, fingerprint(key)); }
+  std::pair<std::size_t, bool> insert(std::span<const std::uint32_t> key, std::uint64_t fp) {
+    if (const std::size_t i = find(key, fp); i != npos) return {i, false};
+    if (2 * (size() + 1) > slots_.size()) grow();
+    keys_.insert(keys_.end(), key.begin(), key.end());
+    starts_.push_back(keys_.size());
+    place({fp, size()});
+    return {size() - 1, true};
+  }
+
+ private:
+  struct slot {
+    std::uint64_t fp = 0;
+    std::size_t id = 0;  ///< the key's index + 1; 0: empty
+  };
+  [[nodiscard]] static std::uint64_t fingerprint(std::span<const std::uint32_t> key) noexcept {
+    std::uint64_t h = 0x243F6A8885A308D3ull ^ key.size();
+    for (const auto w : key) h = (h ^ w) * 0x9E3779B97F4A7C15ull, h ^= h >> 29;
+    return mix64(h);
+  }
+  void place(slot x) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = x.fp & mask;
+    while (slots_[i].id != 0) i = (i + 1) & mask;
+    slots_[i] = x;
+  }
+  void grow() {
+    std::vector<slot> old(2 * slots_.size());
+    old.swap(slots_);
+    for (const auto& x : old)
+      if (x.id != 0) place(x);
+  }
+  std::vector<std::uint32_t> keys_;
+  std::vector<std::size_t> starts_{0};
+  std::vector<slot> slots_ = std::vector<slot>(16);
+};
+using key_set = basic_key_set<>;
 
 /// Whether the nested form of the ring covers holds (map/detail/ring_cover.hpp): equal replica
 /// counts R ≥ 2, every stage with parameters, no link latency, no more stage replicas than devices.

@@ -144,7 +144,7 @@ class cover_oracle {
   [[nodiscard]] cover_answer solve(const oracle_query& q) const {
     const std::uint64_t b = q.budget;
     if constexpr (std::is_same_v<Search, group_cover_search>) {
-      return s_->solve(q.target, {.vectors = max_rows_, .listing_steps = 4 * b, .packing_nodes = b}, q.stop, q.deadline);
+      return s_->solve(q.target, {.vectors = max_rows_, .listing_steps = 4 * b, .packing_nodes = 2 * b}, q.stop, q.deadline);
     } else if constexpr (std::is_same_v<Search, quotient_copy_search>) {
       const quotient_copy_search::limits lim{.listing_steps = 8 * b, .packing_nodes = std::min<std::uint64_t>(b, 1u << 16),
                                              .realise_steps = 8 * b};

@@ -43,9 +43,7 @@
 #include <limits>
 #include <map>
 #include <span>
-#include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -350,16 +348,17 @@ class basic_group_cover_search<I>::class_pass {
     const signature& sg = *sg_;
     if (i == sg.size()) {
       const std::size_t first = entries_.size();  // the vector's nonzero counts, its key in `seen_`
+      key_.clear();
       for (std::size_t c = 0; c < load_.size(); ++c)
-        if (load_[c]) entries_.push_back({static_cast<std::uint32_t>(c), load_[c]});
-      std::string key(reinterpret_cast<const char*>(entries_.data() + first), (entries_.size() - first) * sizeof(entries_[0]));
-      if (seen_.count(key) || seen_.size() >= lim_.vectors) {
-        work_.aborted = !seen_.count(key);
+        if (load_[c]) entries_.push_back({static_cast<std::uint32_t>(c), load_[c]}), key_.push_back(static_cast<std::uint32_t>(c)), key_.push_back(load_[c]);
+      const bool seen = seen_.find(key_) != key_set::npos;
+      if (seen || seen_.size() >= lim_.vectors) {
+        work_.aborted = !seen;
         entries_.resize(first);
         return;
       }
       starts_.push_back(entries_.size());
-      seen_.insert(std::move(key));
+      seen_.insert(key_);
       witness_.push_back({groups_, witness_classes_.size()});
       witness_classes_.insert(witness_classes_.end(), cls_.begin(), cls_.end());
       return;
@@ -418,7 +417,8 @@ class basic_group_cover_search<I>::class_pass {
   std::vector<std::uint32_t> cap_;
   std::vector<class_cover_packing::entry> entries_;
   std::vector<std::size_t> starts_{0};
-  std::unordered_set<std::string> seen_;  // the vectors listed, by their entries
+  key_set seen_;                      // the vectors listed, by their entries
+  std::vector<std::uint32_t> key_;    // scratch: a vector's entries as a key
   std::vector<std::pair<const std::vector<std::uint64_t>*, std::size_t>> witness_;
   std::vector<std::uint32_t> witness_classes_;
   // the partition being assigned: its signature, groups, classes, loads and counts per class
