@@ -15,8 +15,6 @@
 #include <limits>
 #include <memory>
 #include <span>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "devplace/map/bounds.hpp"
@@ -177,7 +175,7 @@ class copy_cover_search {
     std::vector<std::size_t> next(S_, 0);  // index into by_bound_ of each level
     std::vector<double> worst(S_ + 1, 0.0);  // the largest exact time after each level
     double next_change = std::numeric_limits<double>::infinity();
-    std::unordered_map<std::string, std::size_t> index_of_set;  // quotient: device set -> embedding
+    key_set index_of_set;  // quotient: the device sets, in the order of their embeddings
     auto pruned_by = [&](double x) { next_change = std::min(next_change, x); };
     auto vertex = [&](std::size_t i) { return g.vertex(stages_[i], 0); };
     auto value = [&](const check& c) {  // the checked vertex's time, or its bound before its dependencies are placed
@@ -268,13 +266,14 @@ class copy_cover_search {
   /// the fastest of each set is kept, as they come. False when the listing already holds
   /// `max_embeddings`.
   bool record(const std::vector<std::size_t>& dev, const std::vector<std::uint64_t>& used, double time,
-              std::size_t max_embeddings, std::unordered_map<std::string, std::size_t>& index_of_set,
+              std::size_t max_embeddings, key_set& index_of_set,
               copy_listing& out) const {
     std::size_t e = out.time.size();
     if (quotient_) {
-      const auto [it, added] = index_of_set.try_emplace(
-          std::string(reinterpret_cast<const char*>(used.data()), used.size() * sizeof(std::uint64_t)), e);
-      if (!added && !(time < out.time[e = it->second])) return true;
+      std::vector<std::uint32_t> key;
+      for (const auto w : used) key.push_back(static_cast<std::uint32_t>(w)), key.push_back(static_cast<std::uint32_t>(w >> 32));
+      const auto [index, added] = index_of_set.insert(key);
+      if (!added && !(time < out.time[e = index])) return true;
     }
     if (e == out.time.size()) {
       if (e >= max_embeddings) return false;

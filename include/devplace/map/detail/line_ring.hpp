@@ -51,8 +51,6 @@
 #include <numeric>
 #include <span>
 #include <stdexcept>
-#include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "devplace/map/detail/cover_common.hpp"
@@ -245,8 +243,8 @@ class basic_line_ring_search {
     std::vector<std::vector<lane>> before;  // per class: the lanes on entering it
     std::vector<std::vector<std::uint32_t>> room;  // per class: [j] the devices stages j.. lack
     std::vector<std::uint32_t> slack;       // per class: the devices from it on that may stay unused
-    std::unordered_set<std::string> failed;
-    std::string key;
+    key_set failed;                     // the states that failed
+    std::vector<std::uint32_t> key;     // make_key: a state
     work_counter work;  // the classes entered; aborted at the node limit, `*stop` or the deadline
 
     walk(const basic_line_ring_search& s, double target, std::uint64_t limit, const std::atomic<bool>* st, clock::time_point dl,
@@ -324,7 +322,7 @@ class basic_line_ring_search {
       for (std::size_t j = S; j-- > 0;) rm[j] = rm[j + 1] + static_cast<std::uint32_t>(R - cur[j].k);
       if (q.size_[z] > slack[z] + rm[0]) return false;
       make_key(z);
-      if (failed.count(key)) return false;
+      if (failed.find(key) != key_set::npos) return false;
       before[z] = cur;
       const bool ok = hand_out(z, 0, q.size_[z]);
       if (!ok && !work.aborted) {
@@ -415,8 +413,8 @@ class basic_line_ring_search {
         std::sort(code.begin() + static_cast<std::ptrdiff_t>(j), code.begin() + static_cast<std::ptrdiff_t>(e));
         j = e;
       }
-      key.assign(reinterpret_cast<const char*>(&z), sizeof z);
-      key.append(reinterpret_cast<const char*>(code.data()), code.size() * sizeof(std::uint64_t));
+      key.assign(1, static_cast<std::uint32_t>(z));
+      for (const auto c : code) key.push_back(static_cast<std::uint32_t>(c >> 32)), key.push_back(static_cast<std::uint32_t>(c));
     }
   };
 

@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "devplace/map/detail/class_cover.hpp"
@@ -188,14 +187,18 @@ struct basic_quotient_copy_search<I>::realisation {
   bool class_fits_memo(std::size_t x, const std::vector<const std::uint32_t*>& chosen) {
     if (!class_items(x, chosen)) return false;
     if (items.empty()) return true;
-    key.clear();
-    key.push_back(x);
-    for (const auto& it : items) key.push_back(std::uint64_t{it.copy} << 32 | it.stage), key.push_back(std::bit_cast<std::uint64_t>(it.slack));
-    if (const auto f = memo.find(key); f != memo.end()) return f->second;
+    key.assign(1, static_cast<std::uint32_t>(x));
+    for (const auto& it : items) {
+      const auto slack = std::bit_cast<std::uint64_t>(it.slack);
+      key.insert(key.end(), {static_cast<std::uint32_t>(it.copy), static_cast<std::uint32_t>(it.stage),
+                             static_cast<std::uint32_t>(slack), static_cast<std::uint32_t>(slack >> 32)});
+    }
+    if (const auto f = memo.find(key); f != key_set::npos) return fits[f];
     const bool ok = place_items(x);
     if (work.aborted) return false;  // stopped inside: no answer to remember
-    if (memo.size() >= (std::size_t{1} << 20)) memo.clear();  // bounded memory
-    memo.emplace(key, ok);
+    if (memo.size() >= (std::size_t{1} << 20)) memo.clear(), fits.clear();  // bounded memory
+    memo.insert(key);
+    fits.push_back(ok);
     return ok;
   }
 
@@ -210,15 +213,9 @@ struct basic_quotient_copy_search<I>::realisation {
     return true;
   }
 
-  struct key_hash {
-    std::size_t operator()(const std::vector<std::uint64_t>& k) const noexcept {
-      std::uint64_t h = 0x9E3779B97F4A7C15ull;
-      for (const auto v : k) h = (h ^ v) * 0x100000001B3ull, h ^= h >> 29;
-      return static_cast<std::size_t>(h);
-    }
-  };
-  std::unordered_map<std::vector<std::uint64_t>, bool, key_hash> memo;
-  std::vector<std::uint64_t> key;
+  key_set memo;                  // (class, its items): whether they fit, in `fits`
+  std::vector<char> fits;
+  std::vector<std::uint32_t> key;
 
   /// The constrained stages (with a neighbour of their copy in class x) of the copies `chosen`
   /// in x, with their slacks (`items`); false when an unconstrained one is over t already.
@@ -312,17 +309,21 @@ struct basic_quotient_copy_search<I>::realisation {
 
   /// What earlier solves learnt of vector e at t: -1 no assignment, 1 some, 0 unknown.
   [[nodiscard]] int known(std::size_t e) const {
-    const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+    const std::vector<std::uint32_t> k(lst.flat.begin() + static_cast<std::ptrdiff_t>(e * q.K_),
+                                       lst.flat.begin() + static_cast<std::ptrdiff_t>((e + 1) * q.K_));
     std::lock_guard lk(q.kmu_);
     const auto f = q.known_.find(k);
-    if (f == q.known_.end()) return 0;
-    return t <= f->second.none_up_to ? -1 : t >= f->second.some_from ? 1 : 0;
+    if (f == key_set::npos) return 0;
+    return t <= q.knowledge_[f].none_up_to ? -1 : t >= q.knowledge_[f].some_from ? 1 : 0;
   }
   void learn(std::size_t e, bool some) const {
-    const std::string k(reinterpret_cast<const char*>(lst.flat.data() + e * q.K_), q.K_);
+    const std::vector<std::uint32_t> k(lst.flat.begin() + static_cast<std::ptrdiff_t>(e * q.K_),
+                                       lst.flat.begin() + static_cast<std::ptrdiff_t>((e + 1) * q.K_));
     std::lock_guard lk(q.kmu_);
-    if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear();  // bounded memory
-    auto& v = q.known_[k];
+    if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear(), q.knowledge_.clear();  // bounded memory
+    const auto [f, added] = q.known_.insert(k);
+    if (added) q.knowledge_.emplace_back();
+    auto& v = q.knowledge_[f];
     if (some) v.some_from = std::min(v.some_from, t);
     else v.none_up_to = std::max(v.none_up_to, t);
   }

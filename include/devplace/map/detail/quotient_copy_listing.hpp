@@ -45,8 +45,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "devplace/map/cost_models.hpp"
@@ -121,7 +119,7 @@ class basic_quotient_copy_search {
   void forget() {
     cache_.clear();
     std::lock_guard lk(kmu_);
-    known_.clear();
+    known_.clear(), knowledge_.clear();
   }
 
   /// Decides target t (file comment): found (a mapping with every stage time ≤ t), none (no
@@ -370,7 +368,8 @@ class basic_quotient_copy_search {
     double some_from = std::numeric_limits<double>::infinity();
   };
   mutable std::mutex kmu_;
-  mutable std::unordered_map<std::string, vector_knowledge> known_;
+  mutable key_set known_;                          // the vectors learnt of, by their counts
+  mutable std::vector<vector_knowledge> knowledge_;  // what was learnt, per vector of known_
 };
 /// `basic_quotient_copy_search<>` (solve() and its realisation: map/detail/quotient_copy.hpp).
 /// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).
