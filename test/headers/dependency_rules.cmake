@@ -133,6 +133,19 @@ foreach(_m IN LISTS _module_dirs)
   endforeach()
 endforeach()
 
+# A definitions file (.ipp) compiles nothing where it is only included: no ordinary (inline)
+# function at namespace scope, whose body would instantiate what it calls in every file that
+# includes it; its helpers are templates (`template <int = 0>`), like the functions it defines.
+foreach(_h IN LISTS _headers)
+  if(_h MATCHES "\\.ipp$")
+    file(STRINGS "${INCLUDE_DIR}/${_h}" _inline REGEX "^inline ")
+    foreach(_l IN LISTS _inline)
+      message(SEND_ERROR "${_h}: an inline function, compiled wherever the file is included: ${_l}")
+      math(EXPR _failures "${_failures} + 1")
+    endforeach()
+  endif()
+endforeach()
+
 if(_checked LESS 100)
   message(FATAL_ERROR "only ${_checked} headers found under ${INCLUDE_DIR}: the glob is wrong")
 endif()

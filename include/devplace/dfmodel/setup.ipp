@@ -33,16 +33,19 @@ E pick(const reader& rd, const json& v, const std::string& ptr, const std::map<s
   rd.fail(ptr, "unknown value '" + s + "' (expected one of " + all + ")");
 }
 
-inline double opt_num(const reader& rd, const json& v, std::string_view key, const std::string& ptr, double dflt) {
+template <int = 0>
+double opt_num(const reader& rd, const json& v, std::string_view key, const std::string& ptr, double dflt) {
   const json* x = reader::optional(v, key);
   return x ? rd.non_negative(*x, child(ptr, key)) : dflt;
 }
-inline std::int64_t opt_int(const reader& rd, const json& v, std::string_view key, const std::string& ptr, std::int64_t dflt) {
+template <int = 0>
+std::int64_t opt_int(const reader& rd, const json& v, std::string_view key, const std::string& ptr, std::int64_t dflt) {
   const json* x = reader::optional(v, key);
   return x ? static_cast<std::int64_t>(rd.count(*x, child(ptr, key))) : dflt;
 }
 
-inline system read_system(const reader& rd, const json& v, const std::string& p) {
+template <int = 0>
+system read_system(const reader& rd, const json& v, const std::string& p) {
   system s;
   const json& a = rd.field(v, "accelerator", p);
   const std::string pa = child(p, "accelerator");
@@ -100,7 +103,8 @@ inline system read_system(const reader& rd, const json& v, const std::string& p)
   return s;
 }
 
-inline llm_params read_llm(const reader& rd, const json& v, const std::string& p) {
+template <int = 0>
+llm_params read_llm(const reader& rd, const json& v, const std::string& p) {
   llm_params l;
   l.hidden = opt_int(rd, v, "hidden", p, l.hidden);
   l.heads = opt_int(rd, v, "heads", p, l.heads);
@@ -117,7 +121,8 @@ inline llm_params read_llm(const reader& rd, const json& v, const std::string& p
   return l;
 }
 
-inline kernel read_kernel(const reader& rd, const json& v, const std::string& p) {
+template <int = 0>
+kernel read_kernel(const reader& rd, const json& v, const std::string& p) {
   kernel k;
   k.name = rd.string(rd.field(v, "name", p), child(p, "name"));
   k.kind = pick<kernel_kind>(rd, rd.field(v, "kind", p), child(p, "kind"),
@@ -137,7 +142,8 @@ inline kernel read_kernel(const reader& rd, const json& v, const std::string& p)
   return k;
 }
 
-inline workload read_workload(const reader& rd, const json& v, const std::string& p) {
+template <int = 0>
+workload read_workload(const reader& rd, const json& v, const std::string& p) {
   const llm_params l = read_llm(rd, rd.field(v, "llm", p), child(p, "llm"));
   if (const json* g = reader::optional(v, "generator")) {
     if (rd.string(*g, child(p, "generator")) != "gpt3_layer") rd.fail(child(p, "generator"), "unknown generator (expected gpt3_layer)");
@@ -164,7 +170,8 @@ inline workload read_workload(const reader& rd, const json& v, const std::string
   return w;
 }
 
-inline void read_mode(const reader& rd, const json& v, const std::string& p, setup& s) {
+template <int = 0>
+void read_mode(const reader& rd, const json& v, const std::string& p, setup& s) {
   auto& m = s.mode;
   m.mode = pick<execution>(rd, rd.field(v, "execution", p), child(p, "execution"),
                            {{"dataflow", execution::dataflow}, {"kernel_by_kernel", execution::kernel_by_kernel}});

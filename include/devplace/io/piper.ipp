@@ -20,7 +20,8 @@ namespace devplace::io {
 
 namespace detail {
 
-inline std::vector<double> piper_sync(const reader& r, const json& obj, const std::string& p,
+template <int = 0>
+std::vector<double> piper_sync(const reader& r, const json& obj, const std::string& p,
                                       const std::vector<std::size_t>& edge_ids, bool incoming,
                                       const piper_instance& in) {
   r.object(obj, p);

@@ -22,7 +22,8 @@ namespace devplace::io::detail {
 /// `micro_batches`): v ≥ 1 dividing `stages`; with v > 1 the interleaved schedule runs the
 /// micro-batches in groups of S = stages / v, so MB must be a multiple of S, and a chunk's
 /// replica count is its pipeline rank's.
-inline void read_virtual_stages(const reader& r, const nlohmann::json& doc, plan& p) {
+template <int = 0>
+void read_virtual_stages(const reader& r, const nlohmann::json& doc, plan& p) {
   const auto* x = reader::optional(doc, "virtual_stages");
   if (!x) return;
   const auto v = r.count(*x, "/virtual_stages");
@@ -44,21 +45,25 @@ inline void read_virtual_stages(const reader& r, const nlohmann::json& doc, plan
 
 /// An optional number, string or flag `key` of object `o` (at JSON pointer `base`); 0, "" or
 /// false when absent.
-inline double plan_number(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+template <int = 0>
+double plan_number(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
   const auto* x = reader::optional(o, key);
   return x ? r.number(*x, child(base, key)) : 0.0;
 }
-inline std::string plan_string(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+template <int = 0>
+std::string plan_string(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
   const auto* x = reader::optional(o, key);
   return x ? r.string(*x, child(base, key)) : std::string();
 }
-inline bool plan_flag(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
+template <int = 0>
+bool plan_flag(const reader& r, const nlohmann::json& o, const char* key, const std::string& base) {
   const auto* x = reader::optional(o, key);
   return x ? r.boolean(*x, child(base, key)) : false;
 }
 
 /// Per-stage replica counts (a general-DP plan): S counts >= 1, the largest equal to `replicas`.
-inline void read_stage_replicas(const reader& r, const nlohmann::json& x, plan& p) {
+template <int = 0>
+void read_stage_replicas(const reader& r, const nlohmann::json& x, plan& p) {
   const auto& a = r.array(x, "/stage_replicas");
   if (a.size() != p.stages)
     r.fail("/stage_replicas", "expected " + std::to_string(p.stages) + " entries (one per stage), got " +
@@ -76,7 +81,8 @@ inline void read_stage_replicas(const reader& r, const nlohmann::json& x, plan& 
 }
 
 /// One stage_of entry per operator of `g`, and no edge from a higher stage to a lower one.
-inline void check_plan_against(const reader& r, const op_graph& g, const plan& p) {
+template <int = 0>
+void check_plan_against(const reader& r, const op_graph& g, const plan& p) {
   if (p.stage_of.size() != g.num_vertices())
     r.fail("/stage_of", "expected " + std::to_string(g.num_vertices()) + " entries (one per operator of the graph), got " +
                             std::to_string(p.stage_of.size()));
@@ -90,7 +96,8 @@ inline void check_plan_against(const reader& r, const op_graph& g, const plan& p
 
 /// S rows of device ids, row s with one id per replica of stage s, no device used twice; with
 /// virtual_stages v > 1, rows S/v and on repeat the row S/v above.
-inline void read_device_of(const reader& r, const nlohmann::json& dof, plan& p) {
+template <int = 0>
+void read_device_of(const reader& r, const nlohmann::json& dof, plan& p) {
   r.array(dof, "/device_of");
   if (dof.size() != p.stages)
     r.fail("/device_of", "expected " + std::to_string(p.stages) + " rows (one per stage), got " + std::to_string(dof.size()));
@@ -118,7 +125,8 @@ inline void read_device_of(const reader& r, const nlohmann::json& dof, plan& p) 
   }
 }
 
-inline plan_settings read_plan_settings(const reader& r, const nlohmann::json& x) {
+template <int = 0>
+plan_settings read_plan_settings(const reader& r, const nlohmann::json& x) {
   r.object(x, "/settings");
   plan_settings st;
   if (const auto* v = reader::optional(x, "micro_batch_size")) {
@@ -149,7 +157,8 @@ inline plan_settings read_plan_settings(const reader& r, const nlohmann::json& x
   return st;
 }
 
-inline partition_summary read_partition_summary(const reader& r, const nlohmann::json& x) {
+template <int = 0>
+partition_summary read_partition_summary(const reader& r, const nlohmann::json& x) {
   r.object(x, "/partition");
   partition_summary ps;
   ps.objective_ms = plan_number(r, x, "objective_ms", "/partition");
@@ -184,7 +193,8 @@ inline partition_summary read_partition_summary(const reader& r, const nlohmann:
   return ps;
 }
 
-inline mapping_summary read_mapping_summary(const reader& r, const nlohmann::json& x) {
+template <int = 0>
+mapping_summary read_mapping_summary(const reader& r, const nlohmann::json& x) {
   r.object(x, "/mapping");
   mapping_summary m;
   m.objective_ms = plan_number(r, x, "objective_ms", "/mapping");
@@ -198,7 +208,8 @@ inline mapping_summary read_mapping_summary(const reader& r, const nlohmann::jso
   return m;
 }
 
-inline simulation_summary read_simulation_summary(const reader& r, const nlohmann::json& x) {
+template <int = 0>
+simulation_summary read_simulation_summary(const reader& r, const nlohmann::json& x) {
   r.object(x, "/simulation");
   simulation_summary s;
   s.schedule = plan_string(r, x, "schedule", "/simulation");

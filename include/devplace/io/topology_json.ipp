@@ -21,7 +21,8 @@
 
 namespace devplace::io::detail {
 
-inline Eigen::MatrixXd read_square(const reader& r, const json& v, const std::string& ptr, std::size_t n,
+template <int = 0>
+Eigen::MatrixXd read_square(const reader& r, const json& v, const std::string& ptr, std::size_t n,
                                    bool positive_off_diagonal) {
   r.array(v, ptr);
   if (v.size() != n)
@@ -63,7 +64,8 @@ auto per_node_values(const reader& r, const nlohmann::json& v, const char* key, 
 /// (default 1), each a number or one entry per node, and the nodes: the matrix form's per-device
 /// `node` fields (`device_node`, empty when the devices carry none), else `devices_per_node`
 /// (device d is on node d / G; default `per_node`, 0 = none).
-inline void read_nics(const reader& r, const nlohmann::json& doc, matrix_topology& t, std::size_t per_node,
+template <int = 0>
+void read_nics(const reader& r, const nlohmann::json& doc, matrix_topology& t, std::size_t per_node,
                       std::vector<std::size_t> device_node = {}) {
   const auto* nic = reader::optional(doc, "nic_gbps");
   if (!nic) {
@@ -103,7 +105,8 @@ inline void read_nics(const reader& r, const nlohmann::json& doc, matrix_topolog
 /// `nics_per_node` and `devices_per_node` when the nodes are alike and hold consecutive devices,
 /// else a `node` per device and one `nic_gbps` / `nics_per_node` entry per node. Nodes whose NICs
 /// have no bandwidth limit (+inf, which JSON cannot hold) are written without node data.
-inline void write_nics(const matrix_topology& t, nlohmann::json& doc) {
+template <int = 0>
+void write_nics(const matrix_topology& t, nlohmann::json& doc) {
   const std::size_t D = t.num_devices();
   if (!t.has_nodes() || D == 0) return;
   std::size_t nodes = 0;

@@ -47,14 +47,16 @@ namespace detail {
 
 /// The phase-1 cost model of a search (partition/stage_cost.hpp) for R replicas per stage and
 /// `device_memory_bytes` per device: MB and β̄ from the search's options.
-inline stage_cost_options plan_stage_cost(const plan_search_options& o, std::size_t replicas, double device_memory_bytes) {
+template <int = 0>
+stage_cost_options plan_stage_cost(const plan_search_options& o, std::size_t replicas, double device_memory_bytes) {
   return {.replicas = replicas, .micro_batches = o.micro_batches, .device_memory_bytes = device_memory_bytes,
           .bandwidth_gbps = o.bandwidth_gbps};
 }
 
 /// The simulation options of a search for v model chunks per device: an interleaved search runs
 /// its v = 1 configurations as 1F1B (the interleaved schedule with one chunk is 1F1B exactly).
-inline simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o, std::size_t v = 1) {
+template <int = 0>
+simulation_options plan_simulation_options(const op_graph& g, const plan_search_options& o, std::size_t v = 1) {
   const double mbs = o.micro_batch_size > 0 ? o.micro_batch_size : g.micro_batch_size() > 0 ? g.micro_batch_size() : 1.0;
   const pipeline_schedule s = o.schedule == pipeline_schedule::interleaved && v == 1 ? pipeline_schedule::one_f_one_b : o.schedule;
   return {.micro_batches = o.micro_batches, .micro_batch_size = mbs, .schedule = s, .recompute = o.recompute,
@@ -63,7 +65,8 @@ inline simulation_options plan_simulation_options(const op_graph& g, const plan_
 
 /// The v the search tries per (S, R): 1, and with the interleaved schedule every entry of
 /// `o.virtual_stages`, ascending, once each.
-inline std::vector<std::size_t> plan_virtual_stages(const plan_search_options& o) {
+template <int = 0>
+std::vector<std::size_t> plan_virtual_stages(const plan_search_options& o) {
   std::vector<std::size_t> vs{1};
   if (o.schedule == pipeline_schedule::interleaved) vs.insert(vs.end(), o.virtual_stages.begin(), o.virtual_stages.end());
   std::sort(vs.begin(), vs.end());
@@ -73,7 +76,8 @@ inline std::vector<std::size_t> plan_virtual_stages(const plan_search_options& o
 
 /// The rows of an interleaved plan's S · v chunks from the S rows of its ranks: chunk c runs on
 /// the devices of rank c mod S.
-inline std::vector<std::vector<std::size_t>> interleaved_rows(const device_mapping& ranks, std::size_t v) {
+template <int = 0>
+std::vector<std::vector<std::size_t>> interleaved_rows(const device_mapping& ranks, std::size_t v) {
   std::vector<std::vector<std::size_t>> rows;
   rows.reserve(ranks.size() * v);
   for (std::size_t c = 0; c < ranks.size() * v; ++c) rows.push_back(ranks[c % ranks.size()]);
@@ -92,7 +96,8 @@ struct partition_option {
 };
 
 /// The partitions the flow offers for (S, R): its reference and every alpha's, distinct.
-inline std::vector<partition_option> partition_options_of(const parmesan_result& part, std::size_t S, std::size_t R) {
+template <int = 0>
+std::vector<partition_option> partition_options_of(const parmesan_result& part, std::size_t S, std::size_t R) {
   std::vector<partition_option> options;
   auto offer = [&](const std::vector<std::size_t>& so, std::string method) {
     if (so.empty()) return;
@@ -112,7 +117,8 @@ inline std::vector<partition_option> partition_options_of(const parmesan_result&
 
 /// Records the mapped and simulated option `opt` as the candidate's plan (`rows`: a device row per
 /// stage or chunk).
-inline void record_option(plan_candidate& c, const op_graph& g, const matrix_topology& t, const partition_option& opt,
+template <int = 0>
+void record_option(plan_candidate& c, const op_graph& g, const matrix_topology& t, const partition_option& opt,
                           const stage_cost_options& cost, const mapping_result& mr,
                           const std::vector<std::vector<std::size_t>>& rows, const simulation_result& sim,
                           const plan_search_options& o, const simulation_options& so) {
@@ -165,7 +171,8 @@ struct mapped_option {
 
 /// Maps an option of S stages (v = 1): `map_devices` under the search's cost model, or
 /// `map_for_iteration` and the simulation polish of the fastest of it and the baselines.
-inline mapped_option map_stages(const op_graph& g, const matrix_topology& t, const partition_option& opt,
+template <int = 0>
+mapped_option map_stages(const op_graph& g, const matrix_topology& t, const partition_option& opt,
                                 const plan_search_options& o, const simulation_options& so, double limit_s) {
   const stage_graph sg = make_stage_graph(g, opt.stage_of, opt.replicas);
   const double polish_s = o.iteration_mapping ? limit_s * o.polish_share : 0.0;
@@ -196,7 +203,8 @@ inline mapped_option map_stages(const op_graph& g, const matrix_topology& t, con
 /// `iteration_mapping`), and each chunk gets its rank's row. With `iteration_mapping` the fastest
 /// simulated of the mapping and the CS and p2p maps of the folded graph is kept (the polish moves
 /// single stage replicas, which would break the rows' repetition).
-inline mapped_option map_chunks(const op_graph& g, const matrix_topology& t, const partition_option& opt, std::size_t v,
+template <int = 0>
+mapped_option map_chunks(const op_graph& g, const matrix_topology& t, const partition_option& opt, std::size_t v,
                                 const plan_search_options& o, const simulation_options& so, double limit_s) {
   const std::size_t S = opt.replicas.size() / v;
   std::vector<std::size_t> rank_of(opt.stage_of.size());
@@ -270,7 +278,8 @@ void explore_options(plan_candidate& c, const op_graph& g, const matrix_topology
 }
 
 /// The smallest device memory of the topology.
-inline double smallest_memory(const matrix_topology& t) {
+template <int = 0>
+double smallest_memory(const matrix_topology& t) {
   double memory = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < t.num_devices(); ++d) memory = std::min(memory, t.device_memory_bytes(d));
   return memory;
@@ -327,7 +336,8 @@ struct general_graphs {
   std::string skipped;             ///< graphs left out for their down-set count
 };
 
-inline general_graphs make_general_graphs(const op_graph& g, const plan_search_options& o, double memory) {
+template <int = 0>
+general_graphs make_general_graphs(const op_graph& g, const plan_search_options& o, double memory) {
   general_graphs q;
   if (!o.general) return q;
   auto small = [&](const op_graph& x, const std::string& what) {
@@ -430,7 +440,8 @@ struct plan_configuration {
 /// every v of `virtual_stages` (v = 1, and v ≥ 2 where S ≥ 2 and S · v chunks fit the operators),
 /// then with `general` every S with 2 ≤ S < D over all D devices (S = 1 and S = D are
 /// equal-count ones).
-inline std::vector<plan_configuration> plan_configurations(const op_graph& g, std::size_t D, bool exact_product,
+template <int = 0>
+std::vector<plan_configuration> plan_configurations(const op_graph& g, std::size_t D, bool exact_product,
                                                            bool general = false,
                                                            const std::vector<std::size_t>& virtual_stages = {1}) {
   std::vector<plan_configuration> configs;
