@@ -2,10 +2,13 @@
 // DEVPLACE_COMPILED, the headers only declare their heavy functions (templates called with their
 // default argument) and an explicit instantiation of each; the library's translation units
 // include their definitions (the .ipp files) and instantiate each once: this one the (S, R) plan
-// search, core_map.cpp the mapper (which the search calls, declared here), core_io.cpp the readers
-// and writers. Three units, so that a build on several cores compiles them in parallel.
+// search and the trace of a simulated iteration, core_map.cpp the mapper (which the search calls,
+// declared here), core_io.cpp the readers and writers, core_sweep.cpp the sweep generators. Four
+// units, so that a build on several cores compiles them in parallel.
 #include "devplace/sim/plan_search.hpp"
 #include "devplace/sim/plan_search.ipp"
+#include "devplace/viz/sim_trace.hpp"
+#include "devplace/viz/sim_trace.ipp"
 
 #if DEVPLACE_HEADER_ONLY
 #error "devplace::core must be compiled with DEVPLACE_COMPILED"
@@ -13,4 +16,8 @@
 
 namespace devplace {
 template plan_search_result search_plan<0>(const op_graph&, const matrix_topology&, const plan_search_options&);
+namespace viz {
+template trace_builder simulation_trace<0>(const simulation_result&, const pipeline_model&, const simulation_options&,
+                                           const device_labels&, const sim_trace_options&);
+}  // namespace viz
 }  // namespace devplace

@@ -13,7 +13,11 @@
 #include "devplace/topology/matrix_topology.hpp"
 #include "devplace/viz/gantt.hpp"
 #include "devplace/viz/heatmap.hpp"
+#include "devplace/viz/labels.hpp"
 #include "devplace/viz/sim_trace.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/viz/sim_trace.ipp"  // simulation_trace's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/viz/stage_graph.hpp"
 
 namespace devplace::cli {

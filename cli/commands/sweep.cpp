@@ -17,6 +17,9 @@
 #include "commands/common.hpp"
 #include "devplace/sweep/driver.hpp"
 #include "devplace/sweep/registry.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sweep/registry.ipp"  // every generator's definition (compiled mode: devplace::core)
+#endif
 #ifdef DEVPLACE_HAS_MPI
 #include "devplace/sweep/mpi.hpp"
 #endif

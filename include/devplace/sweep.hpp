@@ -10,5 +10,8 @@
 #include "devplace/sweep/llm_space.hpp"
 #include "devplace/sweep/phaze_space.hpp"
 #include "devplace/sweep/registry.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sweep/registry.ipp"  // every generator's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/sweep/results.hpp"
 #include "devplace/sweep/space.hpp"

@@ -10,6 +10,9 @@
 #include "devplace/viz/labels.hpp"
 #include "devplace/viz/llm_charts.hpp"
 #include "devplace/viz/sim_trace.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/viz/sim_trace.ipp"  // simulation_trace's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/viz/stacked_bar.hpp"
 #include "devplace/viz/stage_graph.hpp"
 #include "devplace/viz/svg.hpp"

@@ -10,11 +10,17 @@
 #include <set>
 #include <string>
 
+#include "devplace/dfmodel/setup.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/dfmodel/setup.ipp"  // dfmodel::read_setup_json's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/io/llm_json.hpp"
 #include "devplace/io/read_graph.hpp"
 #include "devplace/llm/search.hpp"
+#include "devplace/phaze/workload.hpp"
 #include "devplace/sweep/registry.hpp"
 #if DEVPLACE_HEADER_ONLY
+#include "devplace/sweep/registry.ipp"  // every generator's definition (compiled mode: devplace::core)
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
 #endif
 

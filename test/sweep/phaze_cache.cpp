@@ -22,7 +22,12 @@
 #include "devplace/io/read_graph.ipp"  // io::read_graph's definition (compiled mode: devplace::core)
 #endif
 #include "devplace/phaze/cores_json.hpp"
+#include "devplace/phaze/evaluation_cache.hpp"
+#include "devplace/phaze/workload.hpp"
 #include "devplace/sweep/registry.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/sweep/registry.ipp"  // every generator's definition (compiled mode: devplace::core)
+#endif
 #include "devplace/sweep/results.hpp"
 #include "support/skip.hpp"
 #ifdef DEVPLACE_HAS_GLPK

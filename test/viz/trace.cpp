@@ -16,7 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devplace/sim/critical_path.hpp"
+#include "devplace/sim/pipeline_simulator.hpp"
 #include "devplace/topology/generators.hpp"
+#include "devplace/viz/labels.hpp"
+#if DEVPLACE_HEADER_ONLY
+#include "devplace/viz/sim_trace.ipp"  // simulation_trace's definition (compiled mode: devplace::core)
+#endif
 #include "support/random_pipeline.hpp"
 
 using namespace devplace;

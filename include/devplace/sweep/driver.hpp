@@ -15,6 +15,9 @@
 /// points have a line, rank 0 writes the output in point order and removes the parts. A run
 /// stopped early (`stop_after`, a kill) leaves the parts; the same call resumes it. The merged
 /// file does not depend on the number of ranks or threads, apart from the time fields.
+///
+/// `run` is a template with one defaulted parameter, called as before (the parameter is never
+/// given): a file compiles it where it calls it, not where it includes this header.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -168,7 +171,8 @@ class dispenser {
 /// Runs the sweep of `s` into `o.out` on every rank of `ch` (each rank calls it; see the file
 /// comment). Throws io::input_error when the existing lines belong to another space and
 /// io::output_error when a file cannot be written.
-inline run_report run(const point_space& s, const run_options& o, channel& ch) {
+template <int = 0>
+run_report run(const point_space& s, const run_options& o, channel& ch) {
   DEVPLACE_EXPECTS(!o.out.empty(), "sweep: run_options.out must name a file");
   DEVPLACE_EXPECTS(static_cast<bool>(s.inputs) && static_cast<bool>(s.evaluate), "sweep: the point space has no functions");
   run_report rep;

@@ -10,6 +10,9 @@
 /// and, once every point has a line, writes R.jsonl with the lines in point order and removes the
 /// parts. `collect_lines` reads R.jsonl and the parts back: the lines already there are the points
 /// a resumed sweep skips. A line cut short by a killed process does not parse and is ignored.
+///
+/// The functions are templates with one defaulted parameter, called as before (the parameter is
+/// never given): a file compiles them where it calls them, not where it includes this header.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,14 +38,16 @@
 namespace devplace::sweep {
 
 /// CPU time of the calling thread, in seconds.
-[[nodiscard]] inline double thread_cpu_seconds() noexcept {
+template <int = 0>
+[[nodiscard]] double thread_cpu_seconds() noexcept {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 /// Evaluates point `i` of `s` into its result line; an exception becomes status `error`.
-[[nodiscard]] inline json evaluate_line(const point_space& s, std::size_t i) {
+template <int = 0>
+[[nodiscard]] json evaluate_line(const point_space& s, std::size_t i) {
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = thread_cpu_seconds();
   json line{{"index", i}, {"inputs", s.inputs(i)}};
@@ -61,7 +66,8 @@ namespace devplace::sweep {
 }
 
 /// The directory of part files of the sweep writing `out`.
-[[nodiscard]] inline std::filesystem::path parts_directory(const std::filesystem::path& out) {
+template <int = 0>
+[[nodiscard]] std::filesystem::path parts_directory(const std::filesystem::path& out) {
   return std::filesystem::path(out.string() + ".parts");
 }
 
@@ -100,7 +106,8 @@ namespace detail {
 /// Reads the lines of `file` into `lines` (first one per index wins). Lines that do not parse
 /// (cut short) are skipped; a parsed line with a bad index or other inputs than the space's is an
 /// io::input_error naming the file and the line.
-inline void read_lines(const point_space& s, const std::filesystem::path& file, std::vector<std::optional<std::string>>& lines) {
+template <int = 0>
+void read_lines(const point_space& s, const std::filesystem::path& file, std::vector<std::optional<std::string>>& lines) {
   std::ifstream in(file);
   if (!in) throw io::input_error(file.string(), "/", "cannot open for reading");
   std::string text;
@@ -123,7 +130,8 @@ inline void read_lines(const point_space& s, const std::filesystem::path& file, 
 
 /// The result lines already written for the sweep writing `out` (in `out` itself and in its part
 /// files), by point index. Throws io::input_error as `detail::read_lines`.
-[[nodiscard]] inline std::vector<std::optional<std::string>> collect_lines(const point_space& s, const std::filesystem::path& out) {
+template <int = 0>
+[[nodiscard]] std::vector<std::optional<std::string>> collect_lines(const point_space& s, const std::filesystem::path& out) {
   std::vector<std::optional<std::string>> lines(s.size);
   if (std::filesystem::exists(out)) detail::read_lines(s, out, lines);
   const auto dir = parts_directory(out);
@@ -138,7 +146,8 @@ inline void read_lines(const point_space& s, const std::filesystem::path& file, 
 }
 
 /// The number of the next run's part files: one more than the largest `run<k>-…` there.
-[[nodiscard]] inline std::size_t next_run_number(const std::filesystem::path& out) {
+template <int = 0>
+[[nodiscard]] std::size_t next_run_number(const std::filesystem::path& out) {
   std::size_t k = 0;
   const auto dir = parts_directory(out);
   if (!std::filesystem::is_directory(dir)) return 1;
@@ -150,7 +159,8 @@ inline void read_lines(const point_space& s, const std::filesystem::path& file, 
 }
 
 /// Writes `out` (atomically) from a complete set of lines, in point order, and removes the parts.
-inline void merge_lines(const std::vector<std::optional<std::string>>& lines, const std::filesystem::path& out) {
+template <int = 0>
+void merge_lines(const std::vector<std::optional<std::string>>& lines, const std::filesystem::path& out) {
   std::string text;
   for (const auto& l : lines) {
     DEVPLACE_EXPECTS(l.has_value(), "sweep: merge_lines: a point has no line");
