@@ -38,7 +38,8 @@ struct dfmodel_point {
   std::size_t setup = 0, axis[4] = {};
 };
 
-inline dfmodel_point dfmodel_decode(const dfmodel_data& d, std::size_t i) {
+template <int = 0>
+dfmodel_point dfmodel_decode(const dfmodel_data& d, std::size_t i) {
   dfmodel_point p;
   for (int a = 3; a >= 0; --a) {
     p.axis[a] = i % d.n(static_cast<std::size_t>(a));
@@ -48,7 +49,8 @@ inline dfmodel_point dfmodel_decode(const dfmodel_data& d, std::size_t i) {
   return p;
 }
 
-inline std::shared_ptr<const dfmodel_data> read_dfmodel_data(const space_file& f) {
+template <int = 0>
+std::shared_ptr<const dfmodel_data> read_dfmodel_data(const space_file& f) {
   const io::detail::reader rd(f.file);
   known_fields(rd, f.space, "/space", {"setups", "chips", "link_gbps", "dram_gbps", "sram_bytes"});
   auto d = std::make_shared<dfmodel_data>();
@@ -68,7 +70,8 @@ inline std::shared_ptr<const dfmodel_data> read_dfmodel_data(const space_file& f
 }
 
 /// The setup of point `p`, with the swept figures in place.
-inline dfmodel::setup dfmodel_setup(const dfmodel_data& d, const dfmodel_point& p) {
+template <int = 0>
+dfmodel::setup dfmodel_setup(const dfmodel_data& d, const dfmodel_point& p) {
   auto s = d.setups[p.setup];
   if (!d.chips.empty()) s.chips = d.chips[p.axis[0]];
   if (!d.link_gbps.empty())
@@ -78,7 +81,8 @@ inline dfmodel::setup dfmodel_setup(const dfmodel_data& d, const dfmodel_point& 
   return s;
 }
 
-inline json dfmodel_summary(const dfmodel::run_result& r) {
+template <int = 0>
+json dfmodel_summary(const dfmodel::run_result& r) {
   const auto& m = r.mapping;
   if (m.status != status::optimal && m.status != status::feasible) return json::object();
   json sizes = json::array();
@@ -88,7 +92,8 @@ inline json dfmodel_summary(const dfmodel::run_result& r) {
 }
 
 /// The space of `f`: its points, their inputs and their evaluation.
-inline point_space dfmodel_space(const space_file& f) {
+template <int = 0>
+point_space dfmodel_space(const space_file& f) {
   const auto d = detail::read_dfmodel_data(f);
   point_space s;
   s.size = d->setups.size() * d->n(0) * d->n(1) * d->n(2) * d->n(3);

@@ -30,7 +30,8 @@ struct llm_point {
   std::size_t system = 0, model = 0, gpus = 0, batch = 0;
 };
 
-inline llm_point llm_decode(const llm_data& d, std::size_t i) {
+template <int = 0>
+llm_point llm_decode(const llm_data& d, std::size_t i) {
   llm_point p;
   p.batch = i % d.batches.size();
   i /= d.batches.size();
@@ -41,7 +42,8 @@ inline llm_point llm_decode(const llm_data& d, std::size_t i) {
   return p;
 }
 
-inline std::shared_ptr<const llm_data> read_llm_data(const space_file& f) {
+template <int = 0>
+std::shared_ptr<const llm_data> read_llm_data(const space_file& f) {
   const io::detail::reader rd(f.file);
   known_fields(rd, f.space, "/space", {"systems", "models", "gpus", "global_batch", "dtype", "max_cp"});
   auto d = std::make_shared<llm_data>();
@@ -68,7 +70,8 @@ inline std::shared_ptr<const llm_data> read_llm_data(const space_file& f) {
 }
 
 /// The space of `f`: its points, their inputs and their evaluation.
-inline point_space llm_space(const space_file& f) {
+template <int = 0>
+point_space llm_space(const space_file& f) {
   const auto d = detail::read_llm_data(f);
   point_space s;
   s.size = d->systems.size() * d->models.size() * d->gpus.size() * d->batches.size();

@@ -36,12 +36,14 @@ struct phaze_data {
   mutable phaze::evaluation_cache cache;
 };
 
-inline json phaze_config_json(const phaze::core_config& c) {
+template <int = 0>
+json phaze_config_json(const phaze::core_config& c) {
   return {{"num_tc", c.num_tc}, {"num_vc", c.num_vc}, {"width", c.pe_x}, {"depth", c.pe_y},
           {"GLB_Buffer", c.glb_bytes}, {"area", c.area}};
 }
 
-inline std::vector<phaze::core_config> phaze_configs(const io::detail::reader& rd, const space_file& f) {
+template <int = 0>
+std::vector<phaze::core_config> phaze_configs(const io::detail::reader& rd, const space_file& f) {
   const json* file = io::detail::reader::optional(f.space, "cores");
   const json* inl = io::detail::reader::optional(f.space, "configurations");
   if ((file != nullptr) == (inl != nullptr)) rd.fail("/space", "expected exactly one of 'cores' (a file) and 'configurations'");
@@ -55,7 +57,8 @@ inline std::vector<phaze::core_config> phaze_configs(const io::detail::reader& r
 }
 
 /// Per configuration, the first configuration of its run of equal {num_tc, num_vc, PE_x, PE_y}.
-inline std::vector<std::size_t> phaze_groups(const std::vector<phaze::core_config>& configs) {
+template <int = 0>
+std::vector<std::size_t> phaze_groups(const std::vector<phaze::core_config>& configs) {
   std::vector<std::size_t> start(configs.size(), 0);
   for (std::size_t c = 1; c < configs.size(); ++c) {
     const auto &a = configs[c - 1], &b = configs[c];
@@ -65,7 +68,8 @@ inline std::vector<std::size_t> phaze_groups(const std::vector<phaze::core_confi
   return start;
 }
 
-inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f, const prepare_context& ctx) {
+template <int = 0>
+std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f, const prepare_context& ctx) {
   const io::detail::reader rd(f.file);
   const std::string p = "/space";
   known_fields(rd, f.space, p, {"cores", "configurations", "graphs", "devices", "batch", "layers", "micro_batches",
@@ -110,7 +114,8 @@ inline std::shared_ptr<const phaze_data> read_phaze_data(const space_file& f, co
   return d;
 }
 
-inline json phaze_plan_json(const phaze::architecture_result& r, bool ilp) {
+template <int = 0>
+json phaze_plan_json(const phaze::architecture_result& r, bool ilp) {
   const auto& p = r.plan;
   if (!p.has_solution()) return json::object();
   json j{{"samples_per_s", p.samples_per_s}, {"time_per_batch_ms", p.time_per_batch_ms}, {"p", p.pipeline_stages()},
@@ -122,7 +127,8 @@ inline json phaze_plan_json(const phaze::architecture_result& r, bool ilp) {
 }
 
 /// The space of `f`: its points, their inputs and their evaluation.
-inline point_space phaze_space(const space_file& f, const prepare_context& ctx) {
+template <int = 0>
+point_space phaze_space(const space_file& f, const prepare_context& ctx) {
   const auto d = detail::read_phaze_data(f, ctx);
   const std::size_t nc = d->configs.size(), nk = d->devices.size();
   point_space s;

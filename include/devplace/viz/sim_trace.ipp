@@ -25,7 +25,8 @@ namespace devplace::viz {
 namespace detail {
 
 /// Transfer lanes per device: each event goes to the first lane free at its start.
-inline std::vector<std::size_t> transfer_lanes(const simulation_result& r, std::size_t devices) {
+template <int = 0>
+std::vector<std::size_t> transfer_lanes(const simulation_result& r, std::size_t devices) {
   std::vector<std::vector<double>> lane_end(devices);
   std::vector<std::size_t> lane(r.timeline.size(), 0);
   for (std::size_t i = 0; i < r.timeline.size(); ++i) {
@@ -41,7 +42,8 @@ inline std::vector<std::size_t> transfer_lanes(const simulation_result& r, std::
   return lane;
 }
 
-inline std::string trace_name(const sim_event& e) {
+template <int = 0>
+std::string trace_name(const sim_event& e) {
   switch (e.kind) {
     case sim_task_kind::forward: return "forward mb" + std::to_string(e.micro_batch);
     case sim_task_kind::backward: return "backward mb" + std::to_string(e.micro_batch);
@@ -52,7 +54,8 @@ inline std::string trace_name(const sim_event& e) {
   return "?";
 }
 
-inline nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, const device_labels& l,
+template <int = 0>
+nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, const device_labels& l,
                                  const std::vector<std::size_t>& stage_of_device) {
   nlohmann::json a = {{"stage", e.stage}, {"device", l.name[e.from]}};
   if (e.kind == sim_task_kind::allreduce) {
@@ -73,7 +76,8 @@ inline nlohmann::json trace_args(const sim_event& e, const pipeline_model& m, co
 }
 
 /// The trace of `r` (simulation_trace's body).
-inline trace_builder sim_trace(const simulation_result& r, const pipeline_model& m, const simulation_options& o,
+template <int = 0>
+trace_builder sim_trace(const simulation_result& r, const pipeline_model& m, const simulation_options& o,
                                const device_labels& l, const sim_trace_options& opt) {
   const std::size_t D = l.num_devices(), MB = o.micro_batches, ranks = m.stages / std::max<std::size_t>(o.virtual_stages, 1);
   check_pipeline_model(m, D, o.virtual_stages);
