@@ -27,7 +27,7 @@
 
 #include <Eigen/Core>
 
-#include "devplace/io/detail/json_reader.hpp"
+#include "devplace/io/detail/read_text.hpp"
 #include "devplace/io/error.hpp"
 #include "devplace/topology/matrix_topology.hpp"
 
