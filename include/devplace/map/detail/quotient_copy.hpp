@@ -307,18 +307,23 @@ struct basic_quotient_copy_search<I>::realisation {
     return rec(rec, 0);
   }
 
+  /// Vector e's K counts as the key of `known_` (in a scratch buffer: no allocation per lookup).
+  [[nodiscard]] std::span<const std::uint32_t> counts_key(std::size_t e) const {
+    ckey.assign(lst.flat.begin() + static_cast<std::ptrdiff_t>(e * q.K_), lst.flat.begin() + static_cast<std::ptrdiff_t>((e + 1) * q.K_));
+    return ckey;
+  }
+  mutable std::vector<std::uint32_t> ckey;
+
   /// What earlier solves learnt of vector e at t: -1 no assignment, 1 some, 0 unknown.
   [[nodiscard]] int known(std::size_t e) const {
-    const std::vector<std::uint32_t> k(lst.flat.begin() + static_cast<std::ptrdiff_t>(e * q.K_),
-                                       lst.flat.begin() + static_cast<std::ptrdiff_t>((e + 1) * q.K_));
+    const auto k = counts_key(e);
     std::lock_guard lk(q.kmu_);
     const auto f = q.known_.find(k);
     if (f == key_set::npos) return 0;
     return t <= q.knowledge_[f].none_up_to ? -1 : t >= q.knowledge_[f].some_from ? 1 : 0;
   }
   void learn(std::size_t e, bool some) const {
-    const std::vector<std::uint32_t> k(lst.flat.begin() + static_cast<std::ptrdiff_t>(e * q.K_),
-                                       lst.flat.begin() + static_cast<std::ptrdiff_t>((e + 1) * q.K_));
+    const auto k = counts_key(e);
     std::lock_guard lk(q.kmu_);
     if (q.known_.size() >= (std::size_t{1} << 20)) q.known_.clear(), q.knowledge_.clear();  // bounded memory
     const auto [f, added] = q.known_.insert(k);
