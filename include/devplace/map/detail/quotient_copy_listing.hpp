@@ -2,36 +2,10 @@
 /// \file map/detail/quotient_copy_listing.hpp
 /// The quotient copy cover of the p2p model: the copy cover (map/detail/copy_cover.hpp) on *link
 /// classes* (map/detail/device_classes.hpp) with the links inside each class relaxed to its
-/// cheapest (map/detail/quotient_ring.hpp: the relaxation only lowers times), and an exact
-/// realisation on the real links. With equal replica counts the p2p time of stage replica s_r
-/// reads only the devices of its copy r, so in the relaxed topology a copy is a *class
-/// assignment* σ: stages → classes, its stage times read only σ, and up to the devices inside
-/// each class it is its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
-///   1. **Listing.** τ(c) = the least relaxed copy time (max over its stages) of an assignment with
-///      counts c. A dynamic programme over the stages in a fixed order (the stage of highest degree,
-///      then always one with the most placed neighbours) keeps one state per (counts so far,
-///      classes of the *frontier* — the placed stages with an unplaced neighbour), holding the
-///      least partial time of every frontier stage and the least largest time of the stages
-///      finished; two assignments meeting in one state are merged by the minimum of each value
-///      (a state then bounds every assignment merged into it from below, so the programme's value
-///      τ'(c) ≤ τ(c): a relaxation, never an exclusion). A partial state is dropped when a stage's
-///      time so far plus its unplaced neighbours' bytes at the cheapest cost to a class with room
-///      exceeds T. The listing at the largest T so far is kept and filtered for smaller targets.
-///   2. **Packing.** R count vectors with τ' ≤ t within the class sizes (`class_cover_packing`,
-///      repetition allowed, the spare devices left empty). None proves that no mapping has
-///      objective ≤ t, and none below the next change: the least τ' above t, or T.
-///   3. **Realisation**, the packing's test (`set_accept`): a packing is a mapping iff its copies
-///      have class assignments (those with exactly its counts and relaxed times ≤ t) whose stages
-///      get devices of their classes with every real time ≤ t. The classes are independent (a
-///      stage's time reads the links inside its class only through its copy's stages there), so
-///      the copies choose their assignments depth-first (copies with one count vector in
-///      ascending assignment order) and each choice is checked class by class: the stages with a
-///      neighbour of their copy in the same class, of every copy so far, get distinct devices
-///      depth-first within their slack t − c_u − (links to other classes). A completed search is
-///      exact: a packing that none of its assignments realises is rejected, and the packing goes
-///      on; none after rejections proves no mapping ≤ t (next change: just above t).
-/// Cost: O(D³) once for the classes; per target the programme (states × K children, each
-/// O(deg)), the packing (bounded) and the realisation (bounded); unknown at any limit.
+/// cheapest, and an exact realisation on the real links. Per target: 1. the listing of the count
+/// vectors c with τ'(c) ≤ t (a dynamic programme over the stages), 2. the packing of R of them
+/// within the class sizes, 3. the realisation of a packing on the real links. The method, its
+/// bound and cost: docs/mapping-oracles.md, "Quotient copy cover".
 ///
 /// This header: the answer, the set-up on the link classes and the listing (steps 1 and 2);
 /// the realisation (step 3) and `solve` are in map/detail/quotient_copy.hpp.
