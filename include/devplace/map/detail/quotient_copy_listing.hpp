@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -224,18 +223,16 @@ class basic_quotient_copy_search {
     return true;
   }
 
-  /// One layer of the programme: keys (counts, frontier classes) and values (frontier times,
-  /// largest finished time) in flat arrays, found by an open-addressing table.
+  /// One layer of the programme: keys (counts, frontier classes) in a key set, and per key its
+  /// values (frontier times, largest finished time), merged by the minimum of each.
   struct layer {
-    std::size_t klen = 0, vlen = 0, count = 0;
-    std::vector<std::uint8_t> keys;
+    std::size_t klen = 0, vlen = 0;
+    basic_key_set<std::uint8_t> keys;
     std::vector<double> vals;
-    std::vector<std::uint32_t> slots;  // index + 1, 0 empty
 
     void reset(std::size_t kl, std::size_t vl) {
-      klen = kl, vlen = vl, count = 0;
+      klen = kl, vlen = vl;
       keys.clear(), vals.clear();
-      slots.assign(1024, 0);
     }
     /// The programme's first layer: the one state of no class used (K counts 0, value 0).
     void start(std::size_t K) {
@@ -244,38 +241,20 @@ class basic_quotient_copy_search {
       const double v0 = 0;
       insert(k0.data(), &v0);
     }
-    [[nodiscard]] static std::uint64_t hash(const std::uint8_t* k, std::size_t n) noexcept {
-      std::uint64_t h = 0x9E3779B97F4A7C15ull;
-      for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
-      return h ^ (h >> 29);
-    }
-    /// The slot of key k: its entry's, or the empty one where it would go.
-    [[nodiscard]] std::size_t slot_of(const std::uint8_t* k) const {
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0 && std::memcmp(keys.data() + (slots[i] - 1) * klen, k, klen) != 0) i = (i + 1) & (slots.size() - 1);
-      return i;
-    }
-    /// The index of key k, or `count` when it is absent.
+    [[nodiscard]] std::size_t count() const noexcept { return keys.size(); }
+    [[nodiscard]] const std::uint8_t* key(std::size_t e) const noexcept { return keys.key(e).data(); }
+    /// The index of key k, or `count()` when it is absent.
     [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
-      const std::size_t i = slot_of(k);
-      return slots[i] != 0 ? slots[i] - 1 : count;
+      const std::size_t e = keys.find({k, klen});
+      return e == keys.npos ? count() : e;
     }
     /// Merges (key, val) by the minimum of each value; the key's index.
     std::size_t insert(const std::uint8_t* k, const double* v) {
-      if (2 * (count + 1) > slots.size()) grow();
-      const std::size_t i = slot_of(k);
-      if (const std::size_t e = slots[i]; e != 0) {
-        for (std::size_t j = 0; j < vlen; ++j) vals[(e - 1) * vlen + j] = std::min(vals[(e - 1) * vlen + j], v[j]);
-        return e - 1;
-      }
-      slots[i] = static_cast<std::uint32_t>(++count);
-      keys.insert(keys.end(), k, k + klen);
-      vals.insert(vals.end(), v, v + vlen);
-      return count - 1;
-    }
-    void grow() {
-      slots.assign(slots.size() * 2, 0);
-      for (std::size_t e = 0; e < count; ++e) slots[slot_of(keys.data() + e * klen)] = static_cast<std::uint32_t>(e + 1);
+      const auto [e, added] = keys.insert({k, klen});
+      if (added) vals.insert(vals.end(), v, v + vlen);
+      else
+        for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
+      return e;
     }
   };
 
@@ -290,8 +269,8 @@ class basic_quotient_copy_search {
     programme_scratch sc(K_, S_);
     for (std::size_t i = 0; i < S_; ++i) {
       nxt.reset(K_ + frontier_[i].size(), frontier_[i].size() + 1);
-      for (std::size_t e = 0; e < cur.count; ++e) {
-        const std::uint8_t* pk = cur.keys.data() + e * cur.klen;
+      for (std::size_t e = 0; e < cur.count(); ++e) {
+        const std::uint8_t* pk = cur.key(e);
         for (std::size_t x = 0; x < K_; ++x) {
           if (pk[x] == capacity_[x]) continue;
           if ((++steps & 1023u) == 0 && (interrupted(stop, deadline) || (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
@@ -299,20 +278,19 @@ class basic_quotient_copy_search {
           if (lim.listing_steps && steps > lim.listing_steps) return false;
           if (!transition(i, pk, cur.vals.data() + e * cur.vlen, x, capacity_.data(), T, sc)) continue;
           nxt.insert(sc.key.data(), sc.val.data());
-          if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
+          if ((lim.states && nxt.count() > lim.states) || nxt.count() * nxt.klen > (std::size_t{64} << 20)) return false;
         }
       }
       std::swap(cur, nxt);
     }
     // the last layer: keys are the count vectors, values τ'
-    std::vector<std::size_t> idx(cur.count);
+    std::vector<std::size_t> idx(cur.count());
     std::iota(idx.begin(), idx.end(), std::size_t{0});
     std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return cur.vals[a] < cur.vals[b]; });
-    out.flat.reserve(cur.count * K_);
+    out.flat.reserve(cur.count() * K_);
     for (const auto e : idx) {
       if (!(cur.vals[e] < inf)) continue;
-      out.flat.insert(out.flat.end(), cur.keys.begin() + static_cast<std::ptrdiff_t>(e * K_),
-                      cur.keys.begin() + static_cast<std::ptrdiff_t>((e + 1) * K_));
+      out.flat.insert(out.flat.end(), cur.key(e), cur.key(e) + K_);
       out.tau.push_back(cur.vals[e]);
     }
     return true;
