@@ -2,32 +2,13 @@
 /// \file map/bisection_map.hpp
 /// The dual recursive bisection map: the static mapping method of Scotch (Pellegrini, "Static
 /// mapping by dual recursive bipartitioning of process and architecture graphs", SHPCC 1994),
-/// built on the mapper's own inputs, as a start for the searches that improve a mapping.
-///
-/// The process graph has the S·R stage replicas as vertices; replica i of stage s and replica j
-/// of stage t are joined with weight MB · (x(s_i → t_j) + x(t_j → s_i)) (the bytes they exchange
-/// per micro-batch round, `exchange_bytes`, times `micro_batches`), and ring neighbours (s, q),
-/// (s, q + 1 mod R_s) with weight `allreduce_bytes(s)` (what each ring link carries per
-/// iteration). The distance of devices a, b is d(a, b) = (w(a, b) + w(b, a)) / 2 in ms per byte
-/// (`link_costs::ms_per_byte`); of two device sets, the mean over their pairs.
-///
-/// Every domain (a set of devices and the stage replicas placed in it; at first all of both) is
-/// split, breadth first, until it has one device or no replica:
-///   1. its devices into halves D0, D1 (sizes ⌊n/2⌋, ⌈n/2⌉) minimising the affinity cut
-///      Σ_{a ∈ D0, b ∈ D1} 1 / d(a, b): a compact half of a mesh, a node of a cluster;
-///   2. its replicas P into P0 (k0 = round(|P| · |D0| / n), within the halves' capacities) and P1
-///      minimising   Σ_{u ∈ P0, v ∈ P1} c(u, v) · d(D0, D1)  +  Σ_{v ∈ Pk} Σ_{u ∉ P} c(v, u) · d(Dk, D(u)),
-///      where D(u) is the domain u is in now: replicas are drawn towards the replicas they talk
-///      to that are already placed elsewhere.
-/// Each split is a greedy growth of the first part (the item of least cost first) and then pair
-/// swaps while one lowers the cost (the best pair among the few best-gaining items of each side;
-/// at most 2n swaps). The result is a heuristic mapping: no bound is claimed.
+/// built on the mapper's own inputs, as a start for the searches that improve a mapping. Every
+/// domain (devices and the stage replicas placed in them) is split breadth first: its devices into
+/// halves of least affinity cut, its replicas to match; then each stage's ring is reordered through
+/// its devices. A heuristic mapping, no bound claimed. The process graph, the splits and the cost:
+/// docs/mapping.md, "The dual recursive bisection map".
 ///
 ///   const device_mapping m = bisection_map(g, link_costs(topology), 4);
-///
-/// Cost: O(D² log D) for the device splits (each level reads every pair of its domains once) and
-/// O((V + A) · D log D) for the replica splits, V stage replicas and A exchanging pairs; 2–20 ms
-/// for 64–512 devices.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,18 +1,9 @@
 #pragma once
 /// \file map/detail/class_cover.hpp
 /// The packing of count vectors into class sizes: the cover step of the copy cover on twin
-/// classes (docs/mapping-oracles.md, "Copy cover": the search, its branching and its failure
-/// memo) and of the node-group, quotient copy and quotient ring covers. Per node:
-///   * the vectors that fit are those of the parent that fit in the classes whose capacity fell:
-///     near the root a bit set, ANDed with the precomputed sets {e : c_k(e) ≤ v} of those
-///     classes (O(K · N / 64) per node, user counts by popcount), and a list once fewer than
-///     2 vectors per word remain (O(|list|));
-///   * without spare devices, the last copy is the remaining capacity itself and the last two a
-///     vector and its complement: looked up in a hash table of the vectors (a linear hash, so
-///     that the hash of a difference is the difference of the hashes; every hit checked exactly)
-///     instead of searched;
-///   * an optional test (`set_accept`) rejects solutions that a caller cannot realise; the search
-///     goes on past them, and failures with a rejection below them are not remembered.
+/// classes and of the node-group, quotient copy and quotient ring covers. The search, its
+/// branching, its failure memo and what each node costs: docs/mapping-oracles.md, "Copy cover"
+/// ("The packing of count vectors").
 #include <algorithm>
 #include <atomic>
 #include <bit>

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -298,7 +299,7 @@ class copy_cover_search {
                                           key.begin() + static_cast<std::ptrdiff_t>(y * S_), key.begin() + static_cast<std::ptrdiff_t>(y * S_ + S_));
     };
     std::vector<std::size_t> idx(n);
-    for (std::size_t e = 0; e < n; ++e) idx[e] = e;
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
     std::sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) {
       if (key_less(x, y)) return true;
       if (key_less(y, x)) return false;

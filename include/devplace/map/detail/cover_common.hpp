@@ -137,12 +137,12 @@ class listing_cache {
   std::shared_ptr<const Listing> listing_;
 };
 
-/// A set of keys, each a sequence of 32-bit words, stored end to end in one array behind an
+/// A set of keys, each a sequence of `Word`s, stored end to end in one array behind an
 /// open-addressing table of their 64-bit fingerprints (at most half full); every hit is checked
 /// against the whole key, so a collision costs a comparison, never a wrong answer. The memos and
 /// "seen" sets of the cover searches, which test and insert millions of keys per target, without
 /// an allocation per key.
-template <int = 0>
+template <class Word = std::uint32_t>
 class basic_key_set {
  public:
   static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
@@ -150,16 +150,20 @@ class basic_key_set {
   [[nodiscard]] std::size_t size() const noexcept { return starts_.size() - 1; }
   /// What the set holds, in bytes (keys, offsets, slots).
   [[nodiscard]] std::size_t bytes() const noexcept {
-    return sizeof(std::uint32_t) * keys_.size() + sizeof(std::size_t) * starts_.size() + sizeof(slot) * slots_.size();
+    return sizeof(Word) * keys_.size() + sizeof(std::size_t) * starts_.size() + sizeof(slot) * slots_.size();
   }
   /// What inserting a key of `words` words may add to `bytes()` (the table doubles at half full).
   [[nodiscard]] static constexpr std::size_t bytes_per_key(std::size_t words) noexcept {
-    return sizeof(std::uint32_t) * words + sizeof(std::size_t) + 2 * sizeof(slot);
+    return sizeof(Word) * words + sizeof(std::size_t) + 2 * sizeof(slot);
+  }
+  /// The key of index i.
+  [[nodiscard]] std::span<const Word> key(std::size_t i) const noexcept {
+    return {keys_.data() + starts_[i], starts_[i + 1] - starts_[i]};
   }
   /// The index of `key` (the order of its insertion), or npos. `fp`: the key's fingerprint, when
   /// the caller has one at hand (any function of the key alone; the same for every call).
-  [[nodiscard]] std::size_t find(std::span<const std::uint32_t> key) const { return find(key, fingerprint(key)); }
-  [[nodiscard]] std::size_t find(std::span<const std::uint32_t> key, std::uint64_t fp) const {
+  [[nodiscard]] std::size_t find(std::span<const Word> key) const { return find(key, fingerprint(key)); }
+  [[nodiscard]] std::size_t find(std::span<const Word> key, std::uint64_t fp) const {
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = fp & mask; slots_[i].id != 0; i = (i + 1) & mask) {
       if (slots_[i].fp != fp) continue;
@@ -171,8 +175,8 @@ class basic_key_set {
     return npos;
   }
   /// Inserts `key` if absent: its index, and whether it was inserted.
-  std::pair<std::size_t, bool> insert(std::span<const std::uint32_t> key) { return insert(key, fingerprint(key)); }
-  std::pair<std::size_t, bool> insert(std::span<const std::uint32_t> key, std::uint64_t fp) {
+  std::pair<std::size_t, bool> insert(std::span<const Word> key) { return insert(key, fingerprint(key)); }
+  std::pair<std::size_t, bool> insert(std::span<const Word> key, std::uint64_t fp) {
     if (const std::size_t i = find(key, fp); i != npos) return {i, false};
     if (2 * (size() + 1) > slots_.size()) grow();
     keys_.insert(keys_.end(), key.begin(), key.end());
@@ -186,7 +190,7 @@ class basic_key_set {
     std::uint64_t fp = 0;
     std::size_t id = 0;  ///< the key's index + 1; 0: empty
   };
-  [[nodiscard]] static std::uint64_t fingerprint(std::span<const std::uint32_t> key) noexcept {
+  [[nodiscard]] static std::uint64_t fingerprint(std::span<const Word> key) noexcept {
     std::uint64_t h = 0x243F6A8885A308D3ull ^ key.size();
     for (const auto w : key) h = (h ^ w) * 0x9E3779B97F4A7C15ull, h ^= h >> 29;
     return mix64(h);
@@ -203,7 +207,7 @@ class basic_key_set {
     for (const auto& x : old)
       if (x.id != 0) place(x);
   }
-  std::vector<std::uint32_t> keys_;
+  std::vector<Word> keys_;
   std::vector<std::size_t> starts_{0};
   std::vector<slot> slots_ = std::vector<slot>(16);
 };

@@ -1,39 +1,11 @@
 #pragma once
 /// \file map/detail/group_cover.hpp
-/// The node-group cover of the p2p model: an exact search at a target t for topologies
-/// made of *nodes* — classes of devices with one cost w_k (ms per byte) between any two devices of
-/// node k, and one cost w_x ≥ every w_k between any two devices of different nodes, no latency
-/// (random_blk_1, two-level systems). With equal replica counts, replica r of stage s pays
-///
-///   time(s_r) = c_u(s) + Σ_{s' ∈ adj(s)} M(s, s') · (w_k if s'_r is on s_r's node k, else w_x)
-///
-/// so a copy's times depend only on which of its stages share a node, and on that node's w_k:
-/// a copy is a partition of its S stages into *groups*, each on a node (all its devices are
-/// twins). A group G on node k fits at t iff T(G, k) = max_{s ∈ G} time of s ≤ t; T(G, k) reads
-/// nothing outside G and is the model's own time (p2p_cost::time on a placement of G on node k
-/// and the other stages on another node). A mapping
-/// at t is therefore exactly R partitions of the stages into groups, each group on a node where
-/// it fits, node k holding at most n_k stages (exactly n_k, but for the D − S·R spare devices);
-/// two groups of one copy may share a node (its times then only fall: w_k ≤ w_x).
-///
-/// `group_cover_search::solve(t)` decides it on *classes*: nodes of one size in which the same
-/// groups fit at t are merged into a class of m nodes (m·n devices, at most m groups of a copy).
-/// It lists the partitions of one copy into groups that fit somewhere (depth-first, the group of
-/// the lowest open stage), one per signature (the sorted sizes and class sets of its groups), the
-/// count vectors of each signature (its groups on classes where they fit), and packs R count
-/// vectors into the class capacities (`class_cover_packing`: exact cover of the capacities, with
-/// the spare devices). The merged classes relax the packing inside them (three groups of 6, 6, 2
-/// fill two nodes of 7 by volume only), so:
-///   * none on the classes proves no mapping at t, nor below the next change, the smallest
-///     T(G, k) above t (every group fits or not as at t up to there);
-///   * found: the chosen groups are bin-packed into the nodes where they fit (depth-first,
-///     bounded); packed, that is a mapping; otherwise the decision is repeated with only the
-///     nodes of ≤ 2 devices merged, where a found packing always realises (groups of 1 and 2
-///     devices fill pairs whenever their sum fits), so its answers are exact.
-/// Cost: the table of T(G, k) over every group of at most max_k n_k stages on every node large
-/// enough (Σ_k Σ_{j ≤ n_k} C(S, j) entries, at most `max_entries`, each O(|G| · deg)); per target
-/// O(entries) to find the classes, the listing (partitions × count vectors, bounded), and the
-/// packing, exponential in R in the worst case (bounded); unknown at any limit.
+/// The node-group cover of the p2p model: an exact search at a target t for topologies made of
+/// *nodes* (one cost inside node k, one larger cost between nodes, no latency). A copy is a
+/// partition of its stages into groups, each on a node where it fits (T(G, k) ≤ t, the model's
+/// own time); `solve` decides R such partitions on classes of merged nodes and bin-packs the
+/// chosen groups into the real nodes. The method, its bound, realisation and cost:
+/// docs/mapping-oracles.md, "Node-group cover".
 #include <algorithm>
 #include <atomic>
 #include <bit>

@@ -1,46 +1,11 @@
 #pragma once
 /// \file map/detail/line_ring.hpp
-/// The line ring cover of the allreduce model: the ring cover's relaxation on link
-/// classes (map/detail/quotient_ring.hpp) decided exactly, for rings of any length, when the
-/// classes lie on a line — random_blk_2 (link cost ∝ node distance), chains of nodes or racks,
-/// linear arrays of chiplets.
-///
-/// **Relaxation.** As in the quotient ring cover, with every link inside class X relaxed to
-/// w'(X, X) = min(cheapest link inside X, min_{Y≠X} w(X, Y)). Where the classes given
-/// do not lie on a line, classes whose costs to every other class agree are merged (their union is
-/// a link class; the links between them become links inside it), as often as that helps: a node
-/// whose slow links inside split it into finer classes is whole again.
-///
-/// **Line.** The classes are ordered so that w is *Robinsonian*: along every row the costs do not
-/// fall moving away from the diagonal, both ways (`find_robinson_order`; the search does not
-/// apply when no order is found). List the devices of a count vector c (c_X devices of class X,
-/// Σ c_X = R) along that order: v_0 ≤ … ≤ v_{R−1}. At every threshold θ the graph of relaxed
-/// links ≤ θ has this list as an umbrella ordering (u < v < x, ux ≤ θ ⇒ uv, vx ≤ θ; w'(X, X)
-/// is the cheapest of its row), so it is a proper interval graph, and such a graph with n ≥ 3
-/// vertices has a Hamiltonian cycle iff it is 2-connected, i.e. iff every v_{i−1}v_{i+1} is a
-/// link ≤ θ; the cycle v_0 v_2 v_4 … v_5 v_3 v_1 then uses only those links and v_0v_1,
-/// v_{R−2}v_{R−1}. Hence the ring cost in closed form,
-///     W(c) = max_{1 ≤ i ≤ R−2} w'(v_{i−1}, v_{i+1})   (R ≥ 3),   W(c) = w'(v_0, v_1)   (R = 2).
-///
-/// **Packing as a walk along the line.** At target t stage s accepts the links of cost ≤ θ_s
-/// (c_u(s) + x_s · w ≤ t, x_s as in the ring cover). A relaxed mapping is S count vectors within
-/// the class sizes, the one of stage s with W ≤ θ_s. The search walks the classes in line order
-/// and hands each class's devices to the stages; a stage's state is its devices so far k and the
-/// classes of its last two devices (a, b): a new device at class z needs w'(b, z) ≤ θ_s once
-/// k ≥ 2 (w'(a, z) when R = 2, k = 1). A stage that has started, is not full, and cannot reach
-/// the next class (w'(b, z) > θ_s: farther classes cost more) is dead. Every started stage's next
-/// devices have position bounds from the reach of its last two (reach grows along the line), and
-/// every class must hold, from the current one on, as many devices as the stages need by it
-/// (Hall's condition, `deadlines_met`); the devices a class leaves unused must fit in the slack
-/// (devices to come minus what the stages lack). Stages accepting the same links are interchangeable (canonical
-/// states, and equal states take non-increasing counts); states that failed are remembered per
-/// class. Every failure is exact, so a complete failure proves that no mapping is below the
-/// smallest stage time above t of a relaxed cost value (`next_change`); a success is a relaxed
-/// mapping, which `realise` turns into devices when the real links inside the classes allow.
-///
-/// Cost: O(K³) once for the order (K classes; O(K⁴) for the greedy pass on ≤ 64 classes); per
-/// target O(S log K²) for the thresholds and the walk, bounded by a node limit (the states are
-/// (k, a, b) per stage, a and b within reach).
+/// The line ring cover of the allreduce model: the ring cover's relaxation on link classes
+/// (map/detail/quotient_ring.hpp) decided exactly, for rings of any length, when the classes lie
+/// on a line (a Robinsonian order of their costs: random_blk_2, chains of nodes or racks). The
+/// ring cost has a closed form along the line, and the packing is a walk along it that hands each
+/// class's devices to the stages. The method, its proof, bound and cost: docs/mapping-oracles.md,
+/// "Line ring cover".
 #include <algorithm>
 #include <atomic>
 #include <chrono>

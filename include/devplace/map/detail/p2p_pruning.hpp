@@ -195,16 +195,10 @@ template <int = 0>
 }
 
 /// The free-link checks of `free_link_pruning` after v was placed on d (p2p, equal replica
-/// counts); false (with the pruning value recorded) when the node cannot lead to a mapping
-/// within the target:
-///   * a placed vertex of v's copy whose free-link bound exceeds t;
-///   * more "dead" free devices near d than spare devices (free − unplaced vertices): a device f
-///     is dead when every unplaced vertex u has max(b(u, f), free-link bound of u on f) > t; a
-///     completion then puts some vertex on a dead device, so its objective is at least the
-///     least of those values (the pruning value).
-/// The devices examined are the free ones among the min(2·deg + 2, 8) fastest links out of d (those
-/// whose free links d's placement took); on each, the unplaced vertices of the started copies
-/// and one copy not started. O(V + K · (started copies + 1) · S · deg) per placement.
+/// counts; docs/mapping.md, "Algorithm 2"): false, with the pruning value recorded, when a placed
+/// vertex of v's copy has a free-link bound above t, or more free devices near d are dead than
+/// there are spare ones. On each device examined, the unplaced vertices of the started copies and
+/// one copy not started. O(V + K · (started copies + 1) · S · deg) per placement.
 template <int = 0>
 [[nodiscard]] bool p2p_free_links_suffice(mapping_search_state& st, const stage_graph& g, const link_costs& L,
                                                  const device_bound_table& table, std::size_t D, std::size_t W,

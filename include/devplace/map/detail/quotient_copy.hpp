@@ -64,22 +64,22 @@ struct basic_quotient_copy_search<I>::realisation {
     for (std::size_t i = 0; i < S; ++i) {
       gl[i + 1].reset(K + q.frontier_[i].size(), q.frontier_[i].size() + 1);
       gedges[i].clear();
-      for (std::size_t pe = 0; pe < gl[i].count; ++pe)
+      for (std::size_t pe = 0; pe < gl[i].count(); ++pe)
         for (const auto x : in_c) {
-          const std::uint8_t* pk = gl[i].keys.data() + pe * gl[i].klen;
+          const std::uint8_t* pk = gl[i].key(pe);
           if (pk[x] >= c[x]) continue;
           if (!work.step()) return false;
           if (q.transition(i, pk, gl[i].vals.data() + pe * gl[i].vlen, x, c, T, sc))
             gedges[i].push_back({static_cast<std::uint32_t>(pe), static_cast<std::uint32_t>(gl[i + 1].insert(sc.key.data(), sc.val.data()))});
         }
-      if (gl[i + 1].count == 0) {  // no partial assignment reaches depth i + 1: none is live
-        glive[0].assign(gl[0].count, 0);
+      if (gl[i + 1].count() == 0) {  // no partial assignment reaches depth i + 1: none is live
+        glive[0].assign(gl[0].count(), 0);
         return true;
       }
     }
-    glive[S].assign(gl[S].count, 1);
+    glive[S].assign(gl[S].count(), 1);
     for (std::size_t i = S; i-- > 0;) {
-      glive[i].assign(gl[i].count, 0);
+      glive[i].assign(gl[i].count(), 0);
       for (const auto& [pe, ce] : gedges[i])
         if (glive[i + 1][ce]) glive[i][pe] = 1;
     }
@@ -96,7 +96,7 @@ struct basic_quotient_copy_search<I>::realisation {
     const std::size_t S = q.S_, K = q.K_;
     const std::uint8_t* c = lst.flat.data() + e * K;
     if (!build_guide(c)) return asg[e];  // aborted
-    if (gl[0].count == 0 || !glive[0][0]) {  // no assignment: the guide proves it
+    if (gl[0].count() == 0 || !glive[0][0]) {  // no assignment: the guide proves it
       asg_done[e] = 2;
       return asg[e];
     }
@@ -110,7 +110,7 @@ struct basic_quotient_copy_search<I>::realisation {
       gkey.assign(used.begin(), used.end());
       for (auto f : after) gkey.push_back(static_cast<std::uint8_t>(a[f]));
       const std::size_t ce = gl[i + 1].find(gkey.data());
-      return ce < gl[i + 1].count && glive[i + 1][ce];
+      return ce < gl[i + 1].count() && glive[i + 1][ce];
     };
     std::vector<std::vector<std::pair<double, std::uint32_t>>> cand(S);  // per depth
     std::vector<const std::uint32_t*> alone(1);
@@ -149,12 +149,11 @@ struct basic_quotient_copy_search<I>::realisation {
         for (auto u : g.neighbours(s))
           if (q.pos_[u] < i) as += g.message_bytes(s, u) * q.w_[x * K + a[u]], acc[u] += g.message_bytes(u, s) * q.w_[a[u] * K + x];
         acc[s] = as;
-        bool ok = true;
         auto check = [&](std::size_t v) {
           const double b = q.bytes_after(v, i);
           return acc[v] + (b > 0 ? b * q.cheapest_out(a[v], used.data(), c) : 0) <= T;
         };
-        ok = check(s);
+        bool ok = check(s);
         for (auto u : g.neighbours(s))
           if (ok && q.pos_[u] < i) ok = check(u);
         if (ok && live(i)) self(self, i + 1);

@@ -2,36 +2,10 @@
 /// \file map/detail/quotient_copy_listing.hpp
 /// The quotient copy cover of the p2p model: the copy cover (map/detail/copy_cover.hpp) on *link
 /// classes* (map/detail/device_classes.hpp) with the links inside each class relaxed to its
-/// cheapest (map/detail/quotient_ring.hpp: the relaxation only lowers times), and an exact
-/// realisation on the real links. With equal replica counts the p2p time of stage replica s_r
-/// reads only the devices of its copy r, so in the relaxed topology a copy is a *class
-/// assignment* σ: stages → classes, its stage times read only σ, and up to the devices inside
-/// each class it is its *count vector* c (c_X = |σ⁻¹(X)|). Per target t:
-///   1. **Listing.** τ(c) = the least relaxed copy time (max over its stages) of an assignment with
-///      counts c. A dynamic programme over the stages in a fixed order (the stage of highest degree,
-///      then always one with the most placed neighbours) keeps one state per (counts so far,
-///      classes of the *frontier* — the placed stages with an unplaced neighbour), holding the
-///      least partial time of every frontier stage and the least largest time of the stages
-///      finished; two assignments meeting in one state are merged by the minimum of each value
-///      (a state then bounds every assignment merged into it from below, so the programme's value
-///      τ'(c) ≤ τ(c): a relaxation, never an exclusion). A partial state is dropped when a stage's
-///      time so far plus its unplaced neighbours' bytes at the cheapest cost to a class with room
-///      exceeds T. The listing at the largest T so far is kept and filtered for smaller targets.
-///   2. **Packing.** R count vectors with τ' ≤ t within the class sizes (`class_cover_packing`,
-///      repetition allowed, the spare devices left empty). None proves that no mapping has
-///      objective ≤ t, and none below the next change: the least τ' above t, or T.
-///   3. **Realisation**, the packing's test (`set_accept`): a packing is a mapping iff its copies
-///      have class assignments (those with exactly its counts and relaxed times ≤ t) whose stages
-///      get devices of their classes with every real time ≤ t. The classes are independent (a
-///      stage's time reads the links inside its class only through its copy's stages there), so
-///      the copies choose their assignments depth-first (copies with one count vector in
-///      ascending assignment order) and each choice is checked class by class: the stages with a
-///      neighbour of their copy in the same class, of every copy so far, get distinct devices
-///      depth-first within their slack t − c_u − (links to other classes). A completed search is
-///      exact: a packing that none of its assignments realises is rejected, and the packing goes
-///      on; none after rejections proves no mapping ≤ t (next change: just above t).
-/// Cost: O(D³) once for the classes; per target the programme (states × K children, each
-/// O(deg)), the packing (bounded) and the realisation (bounded); unknown at any limit.
+/// cheapest, and an exact realisation on the real links. Per target: 1. the listing of the count
+/// vectors c with τ'(c) ≤ t (a dynamic programme over the stages), 2. the packing of R of them
+/// within the class sizes, 3. the realisation of a packing on the real links. The method, its
+/// bound and cost: docs/mapping-oracles.md, "Quotient copy cover".
 ///
 /// This header: the answer, the set-up on the link classes and the listing (steps 1 and 2);
 /// the realisation (step 3) and `solve` are in map/detail/quotient_copy.hpp.
@@ -40,7 +14,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -250,18 +223,16 @@ class basic_quotient_copy_search {
     return true;
   }
 
-  /// One layer of the programme: keys (counts, frontier classes) and values (frontier times,
-  /// largest finished time) in flat arrays, found by an open-addressing table.
+  /// One layer of the programme: keys (counts, frontier classes) in a key set, and per key its
+  /// values (frontier times, largest finished time), merged by the minimum of each.
   struct layer {
-    std::size_t klen = 0, vlen = 0, count = 0;
-    std::vector<std::uint8_t> keys;
+    std::size_t klen = 0, vlen = 0;
+    basic_key_set<std::uint8_t> keys;
     std::vector<double> vals;
-    std::vector<std::uint32_t> slots;  // index + 1, 0 empty
 
     void reset(std::size_t kl, std::size_t vl) {
-      klen = kl, vlen = vl, count = 0;
+      klen = kl, vlen = vl;
       keys.clear(), vals.clear();
-      slots.assign(1024, 0);
     }
     /// The programme's first layer: the one state of no class used (K counts 0, value 0).
     void start(std::size_t K) {
@@ -270,38 +241,20 @@ class basic_quotient_copy_search {
       const double v0 = 0;
       insert(k0.data(), &v0);
     }
-    [[nodiscard]] static std::uint64_t hash(const std::uint8_t* k, std::size_t n) noexcept {
-      std::uint64_t h = 0x9E3779B97F4A7C15ull;
-      for (std::size_t i = 0; i < n; ++i) h = (h ^ k[i]) * 0x100000001B3ull;
-      return h ^ (h >> 29);
-    }
-    /// The slot of key k: its entry's, or the empty one where it would go.
-    [[nodiscard]] std::size_t slot_of(const std::uint8_t* k) const {
-      std::size_t i = hash(k, klen) & (slots.size() - 1);
-      while (slots[i] != 0 && std::memcmp(keys.data() + (slots[i] - 1) * klen, k, klen) != 0) i = (i + 1) & (slots.size() - 1);
-      return i;
-    }
-    /// The index of key k, or `count` when it is absent.
+    [[nodiscard]] std::size_t count() const noexcept { return keys.size(); }
+    [[nodiscard]] const std::uint8_t* key(std::size_t e) const noexcept { return keys.key(e).data(); }
+    /// The index of key k, or `count()` when it is absent.
     [[nodiscard]] std::size_t find(const std::uint8_t* k) const {
-      const std::size_t i = slot_of(k);
-      return slots[i] != 0 ? slots[i] - 1 : count;
+      const std::size_t e = keys.find({k, klen});
+      return e == keys.npos ? count() : e;
     }
     /// Merges (key, val) by the minimum of each value; the key's index.
     std::size_t insert(const std::uint8_t* k, const double* v) {
-      if (2 * (count + 1) > slots.size()) grow();
-      const std::size_t i = slot_of(k);
-      if (const std::size_t e = slots[i]; e != 0) {
-        for (std::size_t j = 0; j < vlen; ++j) vals[(e - 1) * vlen + j] = std::min(vals[(e - 1) * vlen + j], v[j]);
-        return e - 1;
-      }
-      slots[i] = static_cast<std::uint32_t>(++count);
-      keys.insert(keys.end(), k, k + klen);
-      vals.insert(vals.end(), v, v + vlen);
-      return count - 1;
-    }
-    void grow() {
-      slots.assign(slots.size() * 2, 0);
-      for (std::size_t e = 0; e < count; ++e) slots[slot_of(keys.data() + e * klen)] = static_cast<std::uint32_t>(e + 1);
+      const auto [e, added] = keys.insert({k, klen});
+      if (added) vals.insert(vals.end(), v, v + vlen);
+      else
+        for (std::size_t j = 0; j < vlen; ++j) vals[e * vlen + j] = std::min(vals[e * vlen + j], v[j]);
+      return e;
     }
   };
 
@@ -316,8 +269,8 @@ class basic_quotient_copy_search {
     programme_scratch sc(K_, S_);
     for (std::size_t i = 0; i < S_; ++i) {
       nxt.reset(K_ + frontier_[i].size(), frontier_[i].size() + 1);
-      for (std::size_t e = 0; e < cur.count; ++e) {
-        const std::uint8_t* pk = cur.keys.data() + e * cur.klen;
+      for (std::size_t e = 0; e < cur.count(); ++e) {
+        const std::uint8_t* pk = cur.key(e);
         for (std::size_t x = 0; x < K_; ++x) {
           if (pk[x] == capacity_[x]) continue;
           if ((++steps & 1023u) == 0 && (interrupted(stop, deadline) || (capped_at && capped_at->load(std::memory_order_relaxed) <= t)))
@@ -325,20 +278,19 @@ class basic_quotient_copy_search {
           if (lim.listing_steps && steps > lim.listing_steps) return false;
           if (!transition(i, pk, cur.vals.data() + e * cur.vlen, x, capacity_.data(), T, sc)) continue;
           nxt.insert(sc.key.data(), sc.val.data());
-          if ((lim.states && nxt.count > lim.states) || nxt.count * nxt.klen > (std::size_t{64} << 20)) return false;
+          if ((lim.states && nxt.count() > lim.states) || nxt.count() * nxt.klen > (std::size_t{64} << 20)) return false;
         }
       }
       std::swap(cur, nxt);
     }
     // the last layer: keys are the count vectors, values τ'
-    std::vector<std::size_t> idx(cur.count);
+    std::vector<std::size_t> idx(cur.count());
     std::iota(idx.begin(), idx.end(), std::size_t{0});
     std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return cur.vals[a] < cur.vals[b]; });
-    out.flat.reserve(cur.count * K_);
+    out.flat.reserve(cur.count() * K_);
     for (const auto e : idx) {
       if (!(cur.vals[e] < inf)) continue;
-      out.flat.insert(out.flat.end(), cur.keys.begin() + static_cast<std::ptrdiff_t>(e * K_),
-                      cur.keys.begin() + static_cast<std::ptrdiff_t>((e + 1) * K_));
+      out.flat.insert(out.flat.end(), cur.key(e), cur.key(e) + K_);
       out.tau.push_back(cur.vals[e]);
     }
     return true;

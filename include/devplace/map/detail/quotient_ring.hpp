@@ -1,35 +1,11 @@
 #pragma once
 /// \file map/detail/quotient_ring.hpp
 /// The quotient ring cover of the allreduce model: a relaxation of the ring cover
-/// (map/detail/ring_cover.hpp) on *link classes*, which refutes targets whose ring cover cannot
-/// list its device sets (random_blk_2: 229 k sets of 8 devices at every stage's adjacent-node
-/// threshold).
-///
-/// A link class is a set of devices whose links to every device outside it cost the same (a
-/// module of the symmetric link costs: the devices of one node of random_blk_2, whose links to
-/// other nodes depend only on the node distance). Between two classes X ≠ Y every link then
-/// costs one w(X, Y). Replacing every link inside class X by the cheapest one, w(X, X), only
-/// lowers costs, so every stage time can only fall: a target that the relaxed topology cannot
-/// meet, the real one cannot either. In the relaxed topology the devices of a class are twins,
-/// so a ring is a *count vector* c over the classes (Σ c_X = R) and its cost W(c) is the least,
-/// over the cyclic orders of the multiset, of the largest w between neighbours (a dynamic
-/// programme over the counts used and the last class). At a target t, stage s takes c iff
-/// c_u(s) + x_s · W(c) ≤ t (x_s = 2(R−1)/R · P(s), as in the ring cover). A mapping at t is then
-/// S count vectors, one per stage, within the class sizes: `class_cover_packing` over the classes
-/// plus one slot class of size 1 per stage (a vector taken by stage s names slot s).
-/// Per target:
-///   1. the count vectors with W ≤ max_s θ_s: their supports are connected sets of classes in the
-///      graph of links ≤ max θ (enumerated once each, Wernicke's ESU), their counts every
-///      composition of R within the class sizes;
-///   2. the rows (vector, stage) whose time is ≤ t, and the packing (branching on the class with
-///      the fewest fitting rows per unit of capacity left).
-/// None proves that no mapping has objective below the next change: the smallest stage time
-/// above t of a listed vector, or of the cheapest cost value above max θ (every vector not
-/// listed costs at least that). A packing found is no mapping (the relaxation may not hold):
-/// `realise` tries to give each stage real devices of its classes whose best ring meets t, else
-/// the searches of the target go on. Cost: O(D³) once for the classes (each pair grown to the
-/// smallest class holding it); per target the listing (connected supports × compositions × the
-/// programme, bounded) and the packing (bounded).
+/// (map/detail/ring_cover.hpp) on *link classes*, where a ring is a count vector over the classes
+/// with cost W(c); per target the count vectors with W ≤ max θ are listed and S of them packed
+/// within the class sizes (`class_cover_packing`, one slot class per stage); `realise` then gives
+/// the stages real devices. The method, its bound and cost: docs/mapping-oracles.md, "Quotient
+/// ring cover".
 #include <algorithm>
 #include <atomic>
 #include <chrono>

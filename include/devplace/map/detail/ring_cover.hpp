@@ -191,14 +191,7 @@ class ring_cover_search {
     out.t = t;
     const double theta = listing_threshold(t);
     double pruned = std::numeric_limits<double>::infinity();  // smallest W a pruned path could complete at
-    struct set_hash {
-      std::size_t operator()(const std::vector<std::uint32_t>& v) const noexcept {
-        std::uint64_t h = 0xcbf29ce484222325ull;
-        for (auto x : v) h = (h ^ x) * 0x100000001b3ull;
-        return static_cast<std::size_t>(h);
-      }
-    };
-    std::unordered_map<std::vector<std::uint32_t>, std::size_t, set_hash> index_of;
+    key_set index_of;  // the sorted device sets, in the order of the listing
     std::vector<std::uint32_t> path(R_), key(R_);
     std::vector<double> fwd(R_ + 1, 0.0), bwd(R_ + 1, 0.0);  // largest cost of the path's first i links, each direction
     std::vector<char> used(D_, 0);
@@ -215,16 +208,16 @@ class ring_cover_search {
       }
       key.assign(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(len));
       std::sort(key.begin(), key.end());
-      auto [it, fresh] = index_of.try_emplace(key, out.w.size());
+      const auto [e, fresh] = index_of.insert(key);
       if (fresh) {
         if (out.w.size() >= max_rings) return false;
         out.w.push_back(W);
         out.dev.resize(out.dev.size() + R_);
-      } else if (W >= out.w[it->second]) {
+      } else if (W >= out.w[e]) {
         return true;
       }
-      out.w[it->second] = W;
-      auto* d = out.dev.data() + it->second * R_;
+      out.w[e] = W;
+      auto* d = out.dev.data() + e * R_;
       if (f <= b) {
         std::copy(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(len), d);
       } else {  // the reverse direction: v0, last, …, path[1]
