@@ -183,10 +183,10 @@ class bracket_search {
     return narrow ? std::max(deadline_, exact_end_) : deadline_;
   }
 
-  /// The descent target just below the incumbent, else the probe just above the lower end, else
-  /// the middle of the largest gap between the bracket's ends and the targets being searched
+  /// The descent target just below the incumbent, else the end game's target at the incumbent
+  /// less ε, else the probe just above the lower end, else the middle of the largest gap between the bracket's ends and the targets being searched
   /// (docs/mapping.md, "Algorithm 1"); -1 when no gap is wider than ε.
-  [[nodiscard]] double next_target(bool* is_probe = nullptr) const {
+  [[nodiscard]] double next_target(bool* is_probe = nullptr) {
     if (is_probe) *is_probe = false;
     const double lo = std::max(t_l_, heuristic_lower_);
     if (clock::now() >= descent_at_ && t_r_ - lo > eps()) {
@@ -195,6 +195,20 @@ class bracket_search {
         return !j->cancelled && !j->done && j->target >= t_r_ - (t_r_ - lo) / 4;
       });
       if (!covered && near > lo && t_r_ - near > eps()) return near;
+    }
+    // The end game: once the bracket is within a probe width (or within 1 % while refutations
+    // only raise t_l to their own target), one worker searches just below the incumbent, once per
+    // incumbent: its refutation closes the bracket, its mapping lowers the incumbent.
+    const bool end_game = t_r_ - lo <= o_.probe_gap * std::abs(lo) || (flat_ && t_r_ - lo <= 0.01 * std::abs(t_r_));
+    if (o_.probe_gap > 0 && threads_ >= 2 && std::isfinite(t_r_) && t_r_ != top_tried_ && end_game) {
+      const double top = t_r_ - eps();
+      const bool taken = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& j) {
+        return !j->cancelled && !j->done && j->target >= top;
+      });
+      if (!taken && top > lo) {
+        top_tried_ = t_r_;
+        return top;
+      }
     }
     if (o_.probe_gap > 0 && threads_ >= 2 && std::isfinite(t_r_)) {  // the probe just above the lower end
       const double probe = lo + std::max(eps(), o_.probe_gap * std::abs(lo));
@@ -258,6 +272,7 @@ class bracket_search {
     } else if (j.out.completed) {
       const double raised = std::min(j.out.next_lower_bound_ms, t_r_);
       if (raised > t_l_) last_raise_ = raised - t_l_, t_l_ = raised;
+      flat_ = j.out.next_lower_bound_ms - j.target <= eps();  // no value skipped above the target
     } else if (!final && !j.cancelled && !j.stop.load() && clock::now() < deadline_) {
       ++res_.searches_timed_out;  // per-target timeout: move on above it, unproved
       heuristic_lower_ = std::max(heuristic_lower_, j.target);
@@ -283,10 +298,11 @@ class bracket_search {
       if (wake == clock::time_point::max()) cv_.wait(lk, any_done);
       else cv_.wait_until(lk, wake, any_done);
       if (!descent_started_ && clock::now() >= descent_at_) {
-        // Half the limit gone unproved: the lowest target of a full set of workers makes room
-        // for the descent (next_target), unless a worker already searches near the incumbent.
+        // Half the limit gone unproved: the newest search of a full set of workers (the least
+        // work given up) makes room for the descent (next_target), unless a worker already
+        // searches near the incumbent.
         descent_started_ = true;
-        job* low = nullptr;
+        job* newest = nullptr;
         std::size_t busy = 0;
         bool near = false;
         const double lo = std::max(t_l_, heuristic_lower_);
@@ -294,9 +310,9 @@ class bracket_search {
           if (!j->done && !j->cancelled) {
             ++busy;
             near = near || j->target >= t_r_ - (t_r_ - lo) / 4;
-            if (!j->probe && (!low || j->target < low->target)) low = j.get();
+            if (!j->probe) newest = j.get();  // jobs_ is in launch order
           }
-        if (low && busy >= threads_ && !near) low->cancelled = true, low->stop = true;
+        if (newest && busy >= threads_ && !near) newest->cancelled = true, newest->stop = true;
       }
       for (auto it = jobs_.begin(); it != jobs_.end();) {
         if ((*it)->done) {
@@ -335,6 +351,8 @@ class bracket_search {
   mapping_result res_;
   double t_l_ = 0, t_r_ = std::numeric_limits<double>::infinity();
   double last_raise_ = 0;  // how far the last complete failure raised t_l
+  double top_tried_ = -1;  // the incumbent below which the end game searched
+  bool flat_ = false;      // the last refutation raised t_l only to its own target
   double heuristic_lower_ = 0;  // raised by per-target timeouts, not proved
   std::vector<std::size_t> best_;
   std::vector<std::size_t> polished_;  // a mapping from which the local search found nothing lower
