@@ -13,7 +13,10 @@
 // 512 the 3d mesh/torus 8x8x8 and the random families at 512 for (4,128), (8,64), (16,32)
 // (Parmesan's Tables III/VI and thesis Tables 5.8/5.9 sizes), e.g. "256,512". Every row reports
 // wall and CPU time (getrusage of the process: all mapper threads), and a summary line per size
-// gives the share proved optimal and the largest certified gap.
+// gives the share proved optimal and the largest certified gap, and one per target oracle the rows
+// it answered in and its answers. DEVPLACE_BENCH_MAP_ORACLES (default "default") sets the
+// portfolio (`parse_oracles`: a named portfolio or built-in oracle names, e.g.
+// "group_cover,quotient_copy"), to measure what each oracle adds.
 //
 // A second table compares, per case, the simulated samples/s (GPipe, MB 4, micro-batch size 4,
 // recomputation; sim/pipeline_simulator.hpp) and the combined objective of: the mapper under the
@@ -78,6 +81,7 @@ struct row {
   double time_s, cpu_s, objective, lower_bound, speedup_cs, speedup_best;
   std::uint64_t nodes;
   device_mapping device_of;
+  std::vector<oracle_stats> oracles;
 };
 std::vector<row> rows;
 constexpr std::size_t sim_micro_batches = 4;
@@ -86,10 +90,11 @@ void BM_map(benchmark::State& state, std::string topo_name, std::size_t S, std::
   const auto topo = make_topology(topo_name);
   const link_costs L(topo);
   const auto& g = bench::bert_large_stages(S, R);
-  const mapper_options o{.cost = cost,
-                         .threads = static_cast<unsigned>(bench::env_or("DEVPLACE_BENCH_MAP_THREADS", 2)),
-                         .timeout_s = bench::env_or("DEVPLACE_BENCH_MAP_TIMEOUT", 10),
-                         .micro_batches = sim_micro_batches};
+  mapper_options o{.cost = cost,
+                   .threads = static_cast<unsigned>(bench::env_or("DEVPLACE_BENCH_MAP_THREADS", 2)),
+                   .timeout_s = bench::env_or("DEVPLACE_BENCH_MAP_TIMEOUT", 10),
+                   .micro_batches = sim_micro_batches};
+  if (const char* e = std::getenv("DEVPLACE_BENCH_MAP_ORACLES"); e && *e) o.oracles = parse_oracles(e);
   mapping_result r;
   double cpu = 0;
   for (auto _ : state) {
@@ -108,7 +113,8 @@ void BM_map(benchmark::State& state, std::string topo_name, std::size_t S, std::
   state.counters["speedup_best"] = std::min(cs, p2p) / r.objective_ms;
   state.counters["cpu_s"] = cpu;
   rows.push_back({topo_name, S, R, r.cost, std::string(to_string(r.status)), r.time_s, cpu, r.objective_ms,
-                  r.lower_bound_ms, cs / r.objective_ms, std::min(cs, p2p) / r.objective_ms, r.nodes_explored, r.device_of});
+                  r.lower_bound_ms, cs / r.objective_ms, std::min(cs, p2p) / r.objective_ms, r.nodes_explored, r.device_of,
+                  r.oracles});
 }
 
 void register_all() {
@@ -165,6 +171,20 @@ void print_table() {
   for (const auto& [D, pn] : proved)
     std::printf("\n%zu-device table (dgx1x4 counted here): %zu of %zu proved optimal, %zu of %zu within 0.1 %%, largest gap %.2f %%\n",
                 D, pn.first, pn.second, within[D], pn.second, 100 * worst[D]);
+  // per oracle: the rows it answered a target in, its answers over all rows
+  std::vector<std::pair<std::string, std::size_t>> in_rows;
+  std::vector<oracle_stats> all;
+  for (const auto& r : rows) {
+    add_oracle_stats(all, r.oracles);
+    for (const auto& x : r.oracles) {
+      auto it = std::find_if(in_rows.begin(), in_rows.end(), [&](const auto& p) { return p.first == x.name; });
+      if (it == in_rows.end()) it = in_rows.insert(in_rows.end(), {x.name, 0});
+      it->second += x.answered() > 0;
+    }
+  }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    std::printf("oracle %s: answered in %zu of %zu rows; asked %zu, found %zu, refuted %zu, unknown %zu\n", all[i].name.c_str(),
+                in_rows[i].second, rows.size(), all[i].asked, all[i].found, all[i].refuted, all[i].unknown);
 }
 
 /// Simulated samples/s of BERT-Large cut into S stages (the fixed-order DP) on `m`.

@@ -268,7 +268,7 @@ void register_map(CLI::App& app) {
       ->check(seconds_validator());
   cmd->add_option("--oracles", a->oracles,
                   "Target oracles of the mapper, in the order asked: a portfolio (default, none, copies, rings) or names "
-                  "from group_cover, quotient_copy, line_ring, quotient_ring, copy_cover, ring_cover, comma-separated")
+                  "from group_cover, quotient_copy, line_ring, copy_cover, comma-separated")
       ->check(CLI::Validator(
           [](std::string& v) {
             try {

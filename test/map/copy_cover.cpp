@@ -198,7 +198,7 @@ TEST_CASE("mapper: with the copy cover answering, objective and status equal bru
     const link_costs L(test::random_topology(rng, D, test::all_topo_kinds[it % 4]));
     mapper_options o{.threads = 1 + unsigned(it % 2), .restarts = false};
     o.copy_component_bound = false;  // its higher start leaves fewer targets for the cover to answer
-    test::check_mapper_with_cover(g, L, p2p_cost{}, o, rng, it, false, by_cover, by_dfs);
+    test::check_mapper_with_cover(g, L, p2p_cost{}, o, rng, it, by_cover, by_dfs);
   }
   CHECK(by_cover > 50);
   CHECK(by_dfs > 20);

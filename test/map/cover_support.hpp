@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the tests of the mapper's two cover searches (test/map/copy_cover.cpp,
-// test/map/ring_cover.cpp): the shapes of their instances, the enumeration of row subsets that
+// Shared by the tests of the mapper's cover searches (test/map/copy_cover.cpp,
+// test/map/line_ring.cpp): the shapes of their instances, the enumeration of row subsets that
 // is the oracle of the exact cover solver, and the check of every target of a mapping_search
 // against the brute-force optimum.
 #include <doctest/doctest.h>
@@ -25,15 +25,13 @@
 
 namespace devplace::test {
 
-/// The oracles of the copy cover (on the devices or on their link classes) and of the ring cover
-/// (on the devices, its quotient and line relaxations on link classes).
+/// The oracles of the copy cover (on the devices or on their link classes) and of the ring
+/// cover (its line relaxation on link classes).
 inline bool copy_oracle(std::string_view name) { return name == "copy_cover" || name == "quotient_copy"; }
-inline bool ring_oracle(std::string_view name) { return name == "ring_cover" || name == "quotient_ring" || name == "line_ring"; }
+inline bool ring_oracle(std::string_view name) { return name == "line_ring"; }
 /// The searches of a mapper run that those oracles answered.
 inline std::size_t by_copy_oracles(const mapping_result& r) { return r.answered_by("copy_cover") + r.answered_by("quotient_copy"); }
-inline std::size_t by_ring_oracles(const mapping_result& r) {
-  return r.answered_by("ring_cover") + r.answered_by("quotient_ring") + r.answered_by("line_ring");
-}
+inline std::size_t by_ring_oracles(const mapping_result& r) { return r.answered_by("line_ring"); }
 
 /// S·R = D when `exact` (a cover of all devices), else any shape with S·R ≤ D, R ≥ 2.
 inline std::pair<std::size_t, std::size_t> cover_shape(std::mt19937_64& rng, std::size_t D, bool exact) {
@@ -96,11 +94,11 @@ struct target_counts {
 
 /// Searches `s` (restarts off) at opt·(1 − 1e-6), opt, its initial bound and four random targets
 /// in (0.5, 1.3)·opt, in random order, and checks each answer against the brute-force optimum:
-/// answered by the cover (`rings`: the ring cover, else the copy cover), found exactly when
-/// opt ≤ t, a found mapping within t, a failed target's certified bound in (t, opt].
+/// answered by the copy cover, found exactly when opt ≤ t, a found mapping within t, a failed
+/// target's certified bound in (t, opt].
 template <mapping_cost_model C>
 void check_cover_targets(const mapping_search<C>& s, const stage_graph& g, const link_costs& L, double opt, int it,
-                         std::mt19937_64& rng, target_counts& n, bool rings = false) {
+                         std::mt19937_64& rng, target_counts& n) {
   const std::size_t S = g.stages(), R = g.replicas(), D = L.devices();
   std::uniform_real_distribution<double> frac(0.5, 1.3);
   std::vector<double> targets{opt * (1 - 1e-6), opt, s.initial_lower_bound()};
@@ -114,9 +112,8 @@ void check_cover_targets(const mapping_search<C>& s, const stage_graph& g, const
     CAPTURE(opt);
     const auto a = s.search(t);
     CHECK(a.completed);
-    CHECK(copy_oracle(a.oracle) == !rings);
-    CHECK(ring_oracle(a.oracle) == rings);
-    n.by_cover += rings ? ring_oracle(a.oracle) : copy_oracle(a.oracle);
+    CHECK(copy_oracle(a.oracle));
+    n.by_cover += copy_oracle(a.oracle);
     CHECK(a.found == (opt <= t));
     if (a.found) {
       CHECK(a.objective_ms <= t);
@@ -134,11 +131,11 @@ void check_cover_targets(const mapping_search<C>& s, const stage_graph& g, const
 /// Maps with `o` (restarts off for the cover to answer first) and checks status, objective and
 /// bound against the brute-force optimum. Every third instance (it % 3 == 2) runs with limits
 /// the listing or the cover reach, so that the depth-first search answers those targets; counts
-/// the targets answered by the cover (`rings`: the ring cover, else the copy cover) and, on the
-/// limited instances, by the depth-first search. The other cover never answers.
+/// the targets answered by the copy cover and, on the limited instances, by the depth-first
+/// search. The ring covers never answer.
 template <mapping_cost_model C>
 void check_mapper_with_cover(const stage_graph& g, const link_costs& L, const C& model, mapper_options o, std::mt19937_64& rng,
-                             int it, bool rings, std::size_t& by_cover, std::size_t& by_dfs) {
+                             int it, std::size_t& by_cover, std::size_t& by_dfs) {
   const double opt = brute_force(g, L, model);
   const bool limited = it % 3 == 2;
   if (limited) {
@@ -151,8 +148,8 @@ void check_mapper_with_cover(const stage_graph& g, const link_costs& L, const C&
   CAPTURE(S);
   CAPTURE(R);
   check_proved_optimum(g, L.devices(), r, opt);
-  const std::size_t answered = rings ? by_ring_oracles(r) : by_copy_oracles(r);
-  CHECK((rings ? by_copy_oracles(r) : by_ring_oracles(r)) == 0);
+  const std::size_t answered = by_copy_oracles(r);
+  CHECK(by_ring_oracles(r) == 0);
   (limited ? by_dfs : by_cover) += limited ? r.searches - answered : answered;
 }
 

@@ -508,7 +508,7 @@ class mapping_search {
   std::vector<std::vector<std::size_t>> exact_, partial_, lex_after_;
   std::vector<std::size_t> twin_prev_, orbit0_;
   std::vector<std::vector<std::size_t>> orbit1_;
-  std::vector<std::size_t> twins_;  // device_twins, when the copy or ring cover applies
+  std::vector<std::size_t> twins_;  // device_twins, when the copy cover applies
   detail::oracle_portfolio_run oracles_;  // the oracles of `opt_.oracles` that apply
 };
 

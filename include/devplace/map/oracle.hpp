@@ -151,13 +151,12 @@ inline void add_oracle_stats(std::vector<oracle_stats>& into, const std::vector<
 }
 
 /// The built-in oracles in the default order, each in its phase (docs/mapping-oracles.md): the
-/// node-group, quotient copy and line ring covers before the search, the quotient ring cover
-/// after the short runs, the copy and ring covers interleaved. Each applies only where its model
+/// node-group, quotient copy and line ring covers before the search, the copy cover interleaved
+/// with the depth-first runs. Each applies only where its model
 /// form and topology allow; the others are left out at set-up.
 [[nodiscard]] inline std::vector<oracle_spec> default_oracles() {
   using enum oracle_phase;
-  return {{"group_cover", before_search},   {"quotient_copy", before_search}, {"line_ring", before_search},
-          {"quotient_ring", after_short_runs}, {"copy_cover", interleaved},     {"ring_cover", interleaved}};
+  return {{"group_cover", before_search}, {"quotient_copy", before_search}, {"line_ring", before_search}, {"copy_cover", interleaved}};
 }
 
 /// The spec of a built-in oracle by name (its default phase); throws std::invalid_argument for
@@ -166,12 +165,12 @@ inline void add_oracle_stats(std::vector<oracle_stats>& into, const std::vector<
   for (auto& s : default_oracles())
     if (s.name == name) return s;
   throw std::invalid_argument("oracles: unknown oracle '" + std::string(name) +
-                              "' (built-in: group_cover, quotient_copy, line_ring, quotient_ring, copy_cover, ring_cover)");
+                              "' (built-in: group_cover, quotient_copy, line_ring, copy_cover)");
 }
 
 /// A named portfolio: "default" (every built-in oracle), "none" (the depth-first search alone),
-/// "copies" (group_cover, quotient_copy, copy_cover), "rings" (line_ring, quotient_ring,
-/// ring_cover). Throws std::invalid_argument for another name.
+/// "copies" (group_cover, quotient_copy, copy_cover), "rings" (line_ring). Throws
+/// std::invalid_argument for another name.
 [[nodiscard]] inline std::vector<oracle_spec> oracle_portfolio(std::string_view name) {
   auto pick = [](std::initializer_list<std::string_view> names) {
     std::vector<oracle_spec> v;
@@ -181,7 +180,7 @@ inline void add_oracle_stats(std::vector<oracle_stats>& into, const std::vector<
   if (name == "default") return default_oracles();
   if (name == "none") return {};
   if (name == "copies") return pick({"group_cover", "quotient_copy", "copy_cover"});
-  if (name == "rings") return pick({"line_ring", "quotient_ring", "ring_cover"});
+  if (name == "rings") return pick({"line_ring"});
   throw std::invalid_argument("oracles: unknown portfolio '" + std::string(name) + "' (default, none, copies, rings)");
 }
 

@@ -170,7 +170,7 @@ class stage_graph {
     return r <= 1 ? 0.0 : collective_steps(collective_op::all_reduce, r) / static_cast<double>(r) * params_[s];
   }
   /// A replica of stage s on a ring whose largest per-byte link cost is W, in the rings form
-  /// without latency (the ring covers): c_u(s) + allreduce_bytes(s) · W ms.
+  /// without latency (the line ring cover): c_u(s) + allreduce_bytes(s) · W ms.
   [[nodiscard]] double ring_stage_ms(std::size_t s, double W) const noexcept { return replica_compute_ms(s) + allreduce_bytes(s) * W; }
   /// The least `ring_stage_ms` over the stages at ring cost W (the stage that first accepts W).
   [[nodiscard]] double least_ring_stage_ms(double W) const noexcept {

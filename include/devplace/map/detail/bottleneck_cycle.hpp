@@ -2,7 +2,7 @@
 /// \file map/detail/bottleneck_cycle.hpp
 /// The cycle through n items whose largest link cost is least (a bottleneck travelling-salesman
 /// tour): Held–Karp over the subsets that hold item 0, with max instead of +, then a walk back.
-/// O(2^n · n²) time, O(2^n · n) memory; the ring covers call it with n = R ≤ 16.
+/// O(2^n · n²) time, O(2^n · n) memory; the line ring cover calls it with n = R ≤ 12.
 #include <algorithm>
 #include <cstddef>
 #include <limits>

@@ -55,7 +55,6 @@ template <mapping_cost_model C>
 class copy_cover_search {
  public:
   using cache_type = copy_listing_cache;
-  static constexpr bool rings = false;  ///< (the ring cover's is true)
 
   /// `deps`: the model's dependencies of every vertex; `table`: the per-device bounds;
   /// `twin_prev`: map/symmetry.hpp `device_twins` of L, or empty. With a twin class of two or more

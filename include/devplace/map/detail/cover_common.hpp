@@ -1,7 +1,7 @@
 #pragma once
 /// \file map/detail/cover_common.hpp
-/// What the cover searches of the mapper share (the copy, ring, node-group, quotient copy,
-/// quotient ring and line ring covers; map/detail/cover_oracles.hpp wraps them as target
+/// What the cover searches of the mapper share (the copy, node-group, quotient copy and line
+/// ring covers; map/detail/cover_oracles.hpp wraps them as target
 /// oracles): their answer at a target, the work counter of their listings, packings and
 /// realisations, the listing cache shared by the targets searched at once, the set of keys of
 /// their memos, and the best ring through a device set.
@@ -29,7 +29,7 @@ using cover_clock = std::chrono::steady_clock;
 /// The answer of a cover search at a target t.
 struct cover_answer {
   /// found: a mapping with every stage time ≤ t; none: no mapping below `next_change`;
-  /// relaxed_found: the relaxation of a quotient or line ring cover holds (no answer about the
+  /// relaxed_found: the relaxation of the line ring cover holds (no answer about the
   /// real topology, see `counts`); unknown: a limit, the stop flag or the deadline was reached.
   enum class kind { found, none, relaxed_found, unknown };
   kind answer = kind::unknown;
@@ -42,7 +42,7 @@ struct cover_answer {
   /// unknown because the listing reached a limit (it would at every larger target too, with the
   /// same limits)
   bool capped = false;
-  bool rows_capped = false;  ///< the listing reached its row limit (copy and ring covers)
+  bool rows_capped = false;  ///< the listing reached its row limit (copy cover)
   std::size_t rejected = 0;  ///< packings that did not realise (searched past)
   bool unrealised = false;   ///< node-group cover: unknown because merged nodes did not pack the groups
 };
@@ -63,7 +63,7 @@ bool take_packing(packing_outcome o, std::uint64_t nodes, std::size_t vertices, 
   return true;
 }
 
-/// The limits of one `solve` of the node-group and quotient ring covers: count vectors listed,
+/// The limits of one `solve` of the node-group cover: count vectors listed,
 /// steps of the listing, nodes of the packing (0: none for the last two); the node-group cover's
 /// bin packing of its groups into the nodes: nodes per packing, packings that do not realise.
 struct count_vector_limits {
@@ -106,7 +106,7 @@ struct work_counter {
 
 /// The listing at the largest target listed so far, shared by the targets searched at once: any
 /// smaller target filters it instead of listing again. `Listing` has a target `t` (the copy
-/// cover's embeddings, the ring cover's rings, the quotient covers' count vectors).
+/// cover's embeddings, the quotient copy cover's count vectors).
 template <class Listing>
 class listing_cache {
  public:
@@ -213,7 +213,7 @@ class basic_key_set {
 };
 using key_set = basic_key_set<>;
 
-/// Whether the nested form of the ring covers holds (map/detail/ring_cover.hpp): equal replica
+/// Whether the nested form of the ring cover holds (map/detail/line_ring.hpp): equal replica
 /// counts R ≥ 2, every stage with parameters, no link latency, no more stage replicas than devices.
 template <int = 0>
 [[nodiscard]] bool nested_rings_apply(const stage_graph& g, const link_costs& L) {

@@ -24,8 +24,6 @@
 #include "devplace/map/detail/group_cover.hpp"
 #include "devplace/map/detail/line_ring.hpp"
 #include "devplace/map/detail/quotient_copy.hpp"
-#include "devplace/map/detail/quotient_ring.hpp"
-#include "devplace/map/detail/ring_cover.hpp"
 #include "devplace/map/oracle.hpp"
 
 namespace devplace::detail {
@@ -47,8 +45,7 @@ template <int = 0>
   return a;
 }
 
-/// The copy cover (`Search` = copy_cover_search<C>) or the ring cover (ring_cover_search<C>),
-/// interleaved with the depth-first runs, with its budgets, cached listing and the targets where
+/// The copy cover (`Search` = copy_cover_search<C>), interleaved with the depth-first runs, with its budgets, cached listing and the targets where
 /// its listing reached a budget (docs/mapping-oracles.md, "Copy cover").
 template <mapping_cost_model C, class Search>
 class listing_cover_oracle {
@@ -57,7 +54,7 @@ class listing_cover_oracle {
                        std::uint64_t limit)
       : model_(&model), table_(&table), search_(std::move(search)), max_rows_(max_rows), limit_(limit) {}
 
-  [[nodiscard]] std::string_view name() const { return Search::rings ? "ring_cover" : "copy_cover"; }
+  [[nodiscard]] std::string_view name() const { return "copy_cover"; }
 
   void forget() {
     for (auto& x : s_->capped_at) x.store(std::numeric_limits<double>::infinity());
@@ -66,8 +63,7 @@ class listing_cover_oracle {
 
   [[nodiscard]] oracle_answer answer(const oracle_query& q) const {
     const std::uint64_t budget = q.budget;
-    const bool wide = q.probe && !Search::rings;
-    const cover_budget nodes{wide ? (budget > (std::uint64_t{1} << 58) ? 0 : budget << 5) : budget, budget};
+    const cover_budget nodes{q.probe ? (budget > (std::uint64_t{1} << 58) ? 0 : budget << 5) : budget, budget};
     auto& capped_at = s_->capped_at;
     oracle_answer out;
     // a listing stopped by its budget at a target ≤ this one with at least this budget would
@@ -107,9 +103,9 @@ class listing_cover_oracle {
   std::uint64_t limit_;
 };
 
-/// One of the node-group, quotient copy, quotient ring and line ring covers (`Search`):
-/// found when it finds a mapping (the relaxed ring covers: when their relaxed rings realise
-/// within the target), refuted below its next change when it proves none; capped when its
+/// One of the node-group, quotient copy and line ring covers (`Search`):
+/// found when it finds a mapping (the line ring cover: when its relaxed rings realise within the
+/// target), refuted below its next change when it proves none; capped when its
 /// listing reached a limit (the quotient copy cover's, at a larger target, stops as soon as a
 /// concurrent one was capped below it), or when a relaxation held without a mapping (it holds at
 /// every larger target too). Its limits scale the budget (`solve`).
@@ -120,7 +116,6 @@ class cover_oracle {
   [[nodiscard]] std::string_view name() const {
     if constexpr (std::is_same_v<Search, group_cover_search>) return "group_cover";
     else if constexpr (std::is_same_v<Search, quotient_copy_search>) return "quotient_copy";
-    else if constexpr (std::is_same_v<Search, quotient_ring_search>) return "quotient_ring";
     else return "line_ring";
   }
   void forget() {
@@ -151,11 +146,6 @@ class cover_oracle {
       auto a = s_->solve(q.target, lim, q.stop, q.deadline, capped_at_.get());
       if (a.capped) atomic_lower(*capped_at_, q.target, std::memory_order_relaxed);
       return a;
-    } else if constexpr (std::is_same_v<Search, quotient_ring_search>) {
-      return s_->solve(q.target,
-                       {.vectors = max_rows_, .listing_steps = std::min<std::uint64_t>(b, 1u << 18),
-                        .packing_nodes = std::min<std::uint64_t>(b, 1u << 16)},
-                       q.stop, q.deadline);
     } else {
       return s_->solve(q.target, std::min<std::uint64_t>(b, 1u << 18), q.stop, q.deadline);
     }

@@ -1,8 +1,8 @@
 #pragma once
 /// \file map/detail/device_classes.hpp
 /// The classes of devices the oracles work on, found in one place: link classes (sets of
-/// devices whose links to every device outside cost the same: the quotient and line ring covers,
-/// the quotient copy cover), the node structure (one cost inside each node, one between nodes:
+/// devices whose links to every device outside cost the same: the quotient copy and line ring
+/// covers, with `quotient_link_costs`), the node structure (one cost inside each node, one between nodes:
 /// the node-group cover) and a line order of the classes (Robinsonian costs: the line ring
 /// cover). Twins, the link classes of two devices with identical rows and columns, are
 /// `device_twins` (map/symmetry.hpp): the copy cover's twin classes and the symmetry breaking.
@@ -196,6 +196,26 @@ template <int = 0>
     if (order.size() == K && is_robinson_order(w, K, order)) return order;
   }
   return {};
+}
+
+/// The link costs of the quotient by `classes` (a partition of the devices into link classes):
+/// [x · K + y] = w(x, y), the cost of every link between classes x ≠ y, and w(x, x) the cheapest
+/// link inside x (+inf for a class of one device). Reads `ms_per_byte`.
+template <int = 0>
+[[nodiscard]] std::vector<double> quotient_link_costs(const link_costs& L, const std::vector<std::vector<std::size_t>>& classes) {
+  const std::size_t K = classes.size();
+  std::vector<double> w(K * K, std::numeric_limits<double>::infinity());
+  for (std::size_t x = 0; x < K; ++x)
+    for (std::size_t y = 0; y < K; ++y) {
+      if (x != y) {
+        w[x * K + y] = L.ms_per_byte(classes[x][0], classes[y][0]);
+        continue;
+      }
+      for (const auto a : classes[x])
+        for (const auto b : classes[x])
+          if (a != b) w[x * K + x] = std::min(w[x * K + x], L.ms_per_byte(a, b));
+    }
+  return w;
 }
 
 }  // namespace devplace::detail

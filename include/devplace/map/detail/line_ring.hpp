@@ -1,7 +1,7 @@
 #pragma once
 /// \file map/detail/line_ring.hpp
-/// The line ring cover of the allreduce model: the ring cover's relaxation on link classes
-/// (map/detail/quotient_ring.hpp) decided exactly, for rings of any length, when the classes lie
+/// The line ring cover of the allreduce model: a relaxation on link classes (the links inside a
+/// class relaxed to its cheapest) decided exactly, for rings of any length, when the classes lie
 /// on a line (a Robinsonian order of their costs: random_blk_2, chains of nodes or racks). The
 /// ring cost has a closed form along the line, and the packing is a walk along it that hands each
 /// class's devices to the stages. The method, its proof, bound and cost: docs/mapping-oracles.md,
@@ -20,11 +20,56 @@
 
 #include "devplace/map/detail/cover_common.hpp"
 #include "devplace/map/detail/device_classes.hpp"
-#include "devplace/map/detail/quotient_ring.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
 namespace devplace::detail {
+
+/// The distinct finite values of `w`, ascending.
+template <int = 0>
+[[nodiscard]] std::vector<double> distinct_finite(std::vector<double> w) {
+  w.erase(std::remove_if(w.begin(), w.end(), [](double x) { return !std::isfinite(x); }), w.end());
+  std::sort(w.begin(), w.end());
+  w.erase(std::unique(w.begin(), w.end()), w.end());
+  return w;
+}
+
+/// The ring realisation of a relaxed mapping: a mapping at t from
+/// per-stage counts over the classes (`counts[s·K + x]`, the classes taken in `order`), if one
+/// of `tries` draws realises them. Each stage takes its counts from the devices of each class (in
+/// order, then shuffled per draw: Fisher–Yates on a 64-bit LCG); `ring_of(set)` reorders its devices into a ring and returns
+/// the ring's largest per-byte cost; the stage must then meet t. The device of every vertex
+/// s·R + q, or empty.
+template <class RingOf>
+[[nodiscard]] std::vector<std::size_t> realise_rings(const stage_graph& g, const std::vector<std::vector<std::size_t>>& classes,
+                                                     std::span<const std::uint32_t> counts, std::span<const std::size_t> order,
+                                                     double t, std::size_t tries, RingOf&& ring_of) {
+  const std::size_t S = g.stages(), R = g.replicas(), K = classes.size();
+  if (counts.size() != S * K) return {};
+  std::vector<std::vector<std::size_t>> pool(classes);
+  std::uint64_t z = 0x853C49E6748FEA9Bull;
+  std::vector<std::size_t> dev(g.vertices()), ring;
+  for (std::size_t draw = 0; draw < tries; ++draw) {
+    for (auto& p : pool)
+      for (std::size_t i = p.size(); i > 1 && draw > 0; --i) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        std::swap(p[i - 1], p[(z >> 33) % i]);
+      }
+    std::vector<std::size_t> next(K, 0);
+    bool ok = true;
+    for (std::size_t s = 0; s < S && ok; ++s) {
+      ring.clear();
+      for (const std::size_t x : order)
+        for (std::uint32_t c = 0; c < counts[s * K + x]; ++c) ring.push_back(pool[x][next[x]++]);
+      if (ring.size() != R) return {};
+      const double W = ring_of(ring);
+      ok = ring.size() == R && g.ring_stage_ms(s, W) <= t;
+      for (std::size_t q = 0; q < ring.size() && ok; ++q) dev[g.vertex(s, q)] = ring[q];
+    }
+    if (ok) return dev;
+  }
+  return {};
+}
 
 template <int = 0>
 class basic_line_ring_search {

@@ -215,14 +215,7 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
     if (expired()) return false;
     add(listing_cover_oracle<C, copy_cover_search<C>>(model, table, std::make_shared<copy_cover_search<C>>(g, L, table, deps, twins),
                                                       rows, opt.copy_cover_nodes));
-  } else if (ring_cover_applies(model, g, L)) {
-    const bool few = g.replicas() <= ring_cover_max_replicas;
-    if (wants("ring_cover") && few)
-      add(listing_cover_oracle<C, ring_cover_search<C>>(model, table, std::make_shared<ring_cover_search<C>>(g, L), rows,
-                                                        opt.copy_cover_nodes));
-    if (wants("quotient_ring") && few && L.symmetric() && L.devices() <= 256 && link_classes().size() < L.devices())
-      if (auto s = std::make_shared<quotient_ring_search>(g, L, link_classes()); s->applies())
-        add(cover_oracle<quotient_ring_search>(std::move(s), rows));
+  } else if (cost_model_form_v<C> == model_form::rings && nested_rings_apply(g, L)) {
     if (wants("line_ring") && L.symmetric() && L.devices() <= 512)
       if (auto s = std::make_shared<line_ring_search>(g, L, link_classes()); s->applies())
         add(cover_oracle<line_ring_search>(std::move(s), rows));

@@ -23,7 +23,7 @@
 #include "devplace/map/cost_models.hpp"
 #include "devplace/map/detail/class_cover.hpp"
 #include "devplace/map/detail/cover_common.hpp"
-#include "devplace/map/detail/quotient_ring.hpp"
+#include "devplace/map/detail/device_classes.hpp"
 #include "devplace/map/link_costs.hpp"
 #include "devplace/map/stage_graph.hpp"
 
