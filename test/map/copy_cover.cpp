@@ -76,34 +76,31 @@ TEST_CASE("copy cover: the packing solver finds R disjoint rows exactly when an 
 TEST_CASE("copy cover: the bit-mask packing solver visits the same nodes and returns the same rows as the dancing links") {
   // Two independent implementations of the same branching (the free column with the fewest live
   // rows, the lowest among equals; rows in order; then the column left empty): on every instance
-  // the same outcome, node count and rows, with and without levels, spare columns and budgets.
+  // the same outcome, node count and rows, with and without spare columns and budgets.
   std::mt19937_64 rng(64);
   std::size_t found = 0, none = 0, stopped = 0, wide = 0;
   for (int it = 0; it < 1500; ++it) {
     const std::size_t C = 2 + rng() % 63, width = 1 + rng() % std::min<std::size_t>(8, C);
     const std::size_t R = 1 + rng() % (C / width);
     const std::size_t n = rng() % (it % 3 == 0 ? 400 : 60);
-    std::vector<std::uint32_t> flat, level;
+    std::vector<std::uint32_t> flat;
     std::vector<std::uint32_t> cols(C);
     for (std::size_t i = 0; i < n; ++i) {
       std::iota(cols.begin(), cols.end(), std::uint32_t{0});
       std::shuffle(cols.begin(), cols.end(), rng);
       flat.insert(flat.end(), cols.begin(), cols.begin() + static_cast<std::ptrdiff_t>(width));
-      level.push_back(static_cast<std::uint32_t>(1 + rng() % R));
     }
-    const bool with_levels = it % 2 == 1;
     const std::uint64_t budget = it % 4 == 0 ? 1 + rng() % 50 : 0;
     const auto never = std::chrono::steady_clock::time_point::max();
-    const std::span<const std::uint32_t> lv = with_levels ? std::span<const std::uint32_t>(level) : std::span<const std::uint32_t>{};
     detail::exact_cover_packing links(C, width, std::span<const std::uint32_t>(flat));
     detail::bitset_cover_packing masks(C, width, std::span<const std::uint32_t>(flat));
-    const auto a = links.solve(R, budget, nullptr, never, lv);
-    const auto b = masks.solve(R, budget, nullptr, never, lv);
+    const auto a = links.solve(R, budget, nullptr, never);
+    const auto b = masks.solve(R, budget, nullptr, never);
     CAPTURE(it);
     CHECK(a == b);
     CHECK(links.nodes() == masks.nodes());
     if (a == detail::packing_outcome::found && b == detail::packing_outcome::found) CHECK(links.solution() == masks.solution());
-    const auto c = detail::solve_packing(C, width, std::span<const std::uint32_t>(flat), R, budget, nullptr, never, lv);
+    const auto c = detail::solve_packing(C, width, std::span<const std::uint32_t>(flat), R, budget, nullptr, never);
     CHECK(c.outcome == b);
     CHECK(c.nodes == masks.nodes());
     found += a == detail::packing_outcome::found;

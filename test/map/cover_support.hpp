@@ -42,9 +42,6 @@ inline std::pair<std::size_t, std::size_t> cover_shape(std::mt19937_64& rng, std
   }
 }
 
-/// Whether some R of the rows are pairwise disjoint: every R-subset tried (depth-first over
-/// increasing row indices). With `level` (one per row), the R rows must also take distinct slots
-/// 0..R−1, a row of level l one of slots 0..l−1: every slot order tried.
 /// Runs `check` on both packing solvers over the same rows: the dancing links and the bit masks.
 template <class F>
 void with_both_packing_solvers(std::size_t columns, std::size_t width, const std::vector<std::uint32_t>& flat, F&& check) {
@@ -54,24 +51,14 @@ void with_both_packing_solvers(std::size_t columns, std::size_t width, const std
   check(masks);
 }
 
-inline bool disjoint_rows_exist(const std::vector<std::vector<std::uint32_t>>& rows, std::size_t R, std::size_t columns,
-                                const std::vector<std::uint32_t>& level = {}) {
+/// Whether some R of the rows are pairwise disjoint: every R-subset tried (depth-first over
+/// increasing row indices).
+inline bool disjoint_rows_exist(const std::vector<std::vector<std::uint32_t>>& rows, std::size_t R, std::size_t columns) {
   if (R == 0) return true;
   std::vector<std::size_t> pick;
   std::vector<char> used(columns, 0);
-  auto slots_fit = [&] {
-    if (level.empty()) return true;
-    std::vector<std::size_t> slot(R);
-    std::iota(slot.begin(), slot.end(), std::size_t{0});
-    do {
-      bool ok = true;
-      for (std::size_t i = 0; i < R && ok; ++i) ok = slot[i] < level[pick[i]];
-      if (ok) return true;
-    } while (std::next_permutation(slot.begin(), slot.end()));
-    return false;
-  };
   auto rec = [&](auto&& self, std::size_t from) -> bool {
-    if (pick.size() == R) return slots_fit();
+    if (pick.size() == R) return true;
     for (std::size_t i = from; i < rows.size(); ++i) {
       bool ok = true;
       for (auto c : rows[i]) ok = ok && !used[c];

@@ -1,7 +1,7 @@
 #pragma once
 /// \file map/detail/class_cover.hpp
 /// The packing of count vectors into class sizes: the cover step of the copy cover on twin
-/// classes and of the node-group, quotient copy and quotient ring covers. The search, its
+/// classes and of the node-group and quotient copy covers. The search, its
 /// branching, its failure memo and what each node costs: docs/mapping-oracles.md, "Copy cover"
 /// ("The packing of count vectors").
 #include <algorithm>
@@ -26,9 +26,6 @@ template <int = 0>
 class basic_class_cover_packing {
  public:
   using outcome = packing_outcome;
-  /// The class each node covers: the one with the fewest fitting vectors that use it, or the
-  /// fewest per unit of its capacity left (ties: the first).
-  enum class branching { fewest_users, fewest_per_capacity };
   /// One class of a count vector: `count` ≥ 1 devices of class `cls`.
   struct entry {
     std::uint32_t cls, count;
@@ -135,7 +132,6 @@ class basic_class_cover_packing {
     accept_ = std::move(accept), max_rejections_ = max_rejections;
   }
   [[nodiscard]] std::size_t rejections() const noexcept { return rejections_; }
-  void set_branching(branching b) noexcept { branching_ = b; }
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
   [[nodiscard]] std::uint64_t nodes() const noexcept { return work_.count; }
 
@@ -315,9 +311,7 @@ class basic_class_cover_packing {
     for (std::size_t k = 0; k < K; ++k) {
       if (rem[k] > 0) {
         if (users_[k] == 0) forced += rem[k];
-        else if (best == K || (branching_ == branching::fewest_users ? users_[k] < users_[best]
-                                                                      : users_[k] * rem[best] < users_[best] * rem[k]))
-          best = k;
+        else if (best == K || users_[k] < users_[best]) best = k;  // the fewest fitting vectors use it (ties: the first)
       }
     }
     std::fill(users_.begin(), users_.end(), std::size_t{0});
@@ -386,7 +380,6 @@ class basic_class_cover_packing {
   work_counter work_;  // the nodes, and whether a limit (or `max_rejections_`) stopped the search
   std::function<bool(std::span<const std::size_t>)> accept_;
   std::size_t max_rejections_ = 0, rejections_ = 0;
-  branching branching_ = branching::fewest_users;
 };
 
 /// A template only so that a file compiles it where the mapper is instantiated (docs/compile-time.md).

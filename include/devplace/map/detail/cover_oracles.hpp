@@ -45,13 +45,14 @@ template <int = 0>
   return a;
 }
 
-/// The copy cover (`Search` = copy_cover_search<C>), interleaved with the depth-first runs, with its budgets, cached listing and the targets where
+/// The copy cover, interleaved with the depth-first runs, with its budgets, cached listing and the targets where
 /// its listing reached a budget (docs/mapping-oracles.md, "Copy cover").
-template <mapping_cost_model C, class Search>
-class listing_cover_oracle {
+template <mapping_cost_model C>
+class copy_cover_oracle {
  public:
-  listing_cover_oracle(const C& model, const device_bound_table& table, std::shared_ptr<const Search> search, std::size_t max_rows,
-                       std::uint64_t limit)
+  using Search = copy_cover_search<C>;
+  copy_cover_oracle(const C& model, const device_bound_table& table, std::shared_ptr<const Search> search, std::size_t max_rows,
+                    std::uint64_t limit)
       : model_(&model), table_(&table), search_(std::move(search)), max_rows_(max_rows), limit_(limit) {}
 
   [[nodiscard]] std::string_view name() const { return "copy_cover"; }

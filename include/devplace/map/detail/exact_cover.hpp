@@ -2,8 +2,7 @@
 /// \file map/detail/exact_cover.hpp
 /// Knuth's Algorithm X with dancing links, for the cover searches of the mapper: R pairwise
 /// disjoint rows of equal width over the device columns (an exact cover, or a packing leaving
-/// spare columns), optionally with nested row levels. Used by the copy cover
-/// (map/detail/copy_cover.hpp) and the ring cover (map/detail/ring_cover.hpp).
+/// spare columns). Used by the copy cover (map/detail/copy_cover.hpp).
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -17,62 +16,29 @@
 
 namespace devplace::detail {
 
-/// What both packing searches share: the limits, the rows chosen, and the row levels with Hall's
-/// condition for nested levels (see `exact_cover_packing`).
+/// What both packing searches share: the limits and the rows chosen (see `exact_cover_packing`).
 class packing_search {
  public:
   [[nodiscard]] const std::vector<std::size_t>& solution() const noexcept { return solution_; }
   [[nodiscard]] std::uint64_t nodes() const noexcept { return lim_.count; }
 
  protected:
-  /// Starts a search for R of `rows` rows of `width` columns out of `columns`: its limits, and
-  /// its levels (none, or one per row, each in [1, R]: else std::invalid_argument). False when R
-  /// rows cannot fit.
+  /// Starts a search for R rows of `width` columns out of `columns`; false when they cannot fit.
   bool start(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop, cover_clock::time_point deadline,
-             std::span<const std::uint32_t> levels, std::size_t rows, std::size_t columns, std::size_t width) {
+             std::size_t columns, std::size_t width) {
     lim_ = {.most = work_counter::fewer_than(node_budget), .stop = stop, .deadline = deadline};
     solution_.clear();
-    levels_ = levels;
-    if (!levels.empty() && levels.size() != rows) throw std::invalid_argument("exact_cover_packing: one level per row");
-    for (auto l : levels)
-      if (l < 1 || l > R) throw std::invalid_argument("exact_cover_packing: a row level outside [1, R]");
-    chosen_at_.assign(R + 1, 0);
     return width * R <= columns;
-  }
-  /// Counts row r's level if the chosen rows still satisfy Hall's condition with it: every prefix
-  /// count of the chosen rows' levels ≤ its level (always true without levels).
-  bool take(std::size_t r) {
-    if (levels_.empty()) return true;
-    std::size_t upto = 0;
-    for (std::size_t k = 1; k < chosen_at_.size(); ++k) {
-      upto += chosen_at_[k] + (k == levels_[r] ? 1 : 0);
-      if (upto > k) return false;
-    }
-    ++chosen_at_[levels_[r]];
-    return true;
-  }
-  void release(std::size_t r) {
-    if (!levels_.empty()) --chosen_at_[levels_[r]];
   }
 
   work_counter lim_;
   std::vector<std::size_t> solution_;
-
- private:
-  std::span<const std::uint32_t> levels_;
-  std::vector<std::size_t> chosen_at_;  // chosen rows per level
 };
 
 /// Algorithm X with dancing links for R pairwise disjoint rows out of equal-sized rows (each row
 /// `width` distinct columns out of `columns`), leaving at most `columns − R·width` columns
 /// uncovered. Rows are stored contiguously, so a row's other nodes are found by index, and a node
 /// keeps only its up/down links and column (12 bytes).
-///
-/// Optionally each row has a *level* ℓ ∈ [1, R]: the row may only take one of the ℓ most permissive
-/// of R slots (the nested case of typed rows: the rings of the allreduce cover, where a device
-/// set fast enough for a stage is fast enough for every stage with a looser threshold). Rows can
-/// then be given slots iff for every k the chosen rows of level ≤ k number at most k (Hall's
-/// condition for nested sets), which the search keeps at every node.
 template <int = 0>
 class basic_exact_cover_packing : public packing_search {
  public:
@@ -104,11 +70,9 @@ class basic_exact_cover_packing : public packing_search {
   /// becomes true or `deadline` passes (checked every 1,024 nodes). A search that ends `none` or
   /// `stopped` leaves the links as they were (another `solve` may follow); one that ends `found`
   /// leaves its rows covered.
-  /// `levels` (empty: none): the level of every row, each in [1, R] (see the class comment).
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
-                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
-                std::span<const std::uint32_t> levels = {}) {
-    if (!start(R, node_budget, stop, deadline, levels, (up_.size() - C_ - 1) / (W_ == 0 ? 1 : W_), C_, W_)) return outcome::none;
+                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    if (!start(R, node_budget, stop, deadline, C_, W_)) return outcome::none;
     const std::size_t spare = C_ - static_cast<std::size_t>(W_) * R;
     if (search(R, spare)) return outcome::found;
     return lim_.aborted ? outcome::stopped : outcome::none;
@@ -156,7 +120,6 @@ class basic_exact_cover_packing : public packing_search {
     cover(c);
     for (std::uint32_t r = down_[c]; r != c; r = down_[r]) {
       const std::size_t row = (r - C_ - 1) / W_;
-      if (!take(row)) continue;
       solution_.push_back(row);
       const std::uint32_t b = row_base(r);  // the row's other columns covered, then uncovered
       for (std::uint32_t j = b; j < b + W_; ++j)
@@ -165,7 +128,6 @@ class basic_exact_cover_packing : public packing_search {
       for (std::uint32_t j = b + W_; j-- > b;)
         if (j != r) uncover(col_[j]);
       solution_.pop_back();
-      release(row);
       if (lim_.aborted) break;
     }
     if (!lim_.aborted && spare > 0 && search(left, spare - 1)) return true;  // c stays empty
@@ -212,9 +174,8 @@ class basic_bitset_cover_packing : public packing_search {
 
   /// As `exact_cover_packing::solve` (after `found` the rows are in `solution()`).
   outcome solve(std::size_t R, std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
-                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
-                std::span<const std::uint32_t> levels = {}) {
-    if (!start(R, node_budget, stop, deadline, levels, masks_.size(), C_, W_)) return outcome::none;
+                std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    if (!start(R, node_budget, stop, deadline, C_, W_)) return outcome::none;
     live_.clear();
     live_.reserve(2 * masks_.size() + 64);
     for (std::size_t i = 0; i < masks_.size(); ++i) live_.push_back(static_cast<std::uint32_t>(i));
@@ -245,13 +206,11 @@ class basic_bitset_cover_packing : public packing_search {
     for (std::size_t i = b; i < e; ++i) {
       const std::uint32_t r = live_[i];
       if (!(masks_[r] & bit)) continue;
-      if (!take(r)) continue;
       solution_.push_back(r);
       const std::size_t child = filter(b, e, used | masks_[r]);
       if (search(left - 1, spare, used | masks_[r], child, live_.size())) return true;
       live_.resize(child);
       solution_.pop_back();
-      release(r);
       if (lim_.aborted) break;
     }
     if (!lim_.aborted && spare > 0) {  // best stays empty
@@ -302,11 +261,10 @@ struct packing_result {
 template <int I = 0>
 [[nodiscard]] packing_result solve_packing(std::size_t columns, std::size_t width, std::span<const std::uint32_t> rows, std::size_t R,
                                                   std::uint64_t node_budget, const std::atomic<bool>* stop = nullptr,
-                                                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
-                                                  std::span<const std::uint32_t> levels = {}) {
+                                                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   packing_result r;
   auto run = [&](auto& x) {
-    r.outcome = x.solve(R, node_budget, stop, deadline, levels);
+    r.outcome = x.solve(R, node_budget, stop, deadline);
     r.nodes = x.nodes();
     if (r.outcome == packing_outcome::found) r.solution = x.solution();
   };

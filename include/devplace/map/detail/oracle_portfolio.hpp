@@ -213,8 +213,8 @@ bool make_portfolio(oracle_portfolio_run& portfolio, const mapper_options& opt, 
   if (wants("copy_cover") && g.replicas() >= 2 && copy_cover_applies(model, g, L, deps)) {
     twins = device_twins(L, deadline);  // the copy cover runs on the twin classes
     if (expired()) return false;
-    add(listing_cover_oracle<C, copy_cover_search<C>>(model, table, std::make_shared<copy_cover_search<C>>(g, L, table, deps, twins),
-                                                      rows, opt.copy_cover_nodes));
+    add(copy_cover_oracle<C>(model, table, std::make_shared<copy_cover_search<C>>(g, L, table, deps, twins), rows,
+                             opt.copy_cover_nodes));
   } else if (cost_model_form_v<C> == model_form::rings && nested_rings_apply(g, L)) {
     if (wants("line_ring") && L.symmetric() && L.devices() <= 512)
       if (auto s = std::make_shared<line_ring_search>(g, L, link_classes()); s->applies())
