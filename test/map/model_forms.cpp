@@ -106,6 +106,26 @@ TEST_CASE("model forms: a user model of the copies form gets the copy cover, eve
   CHECK(formless_by_cover == 0);
 }
 
+namespace {
+
+/// One target's answer of a mapping search against the brute-force optimum `opt`: found exactly
+/// when opt ≤ t, a found mapping within t under `model`, a refutation's next bound in (t, opt].
+template <class Answer, class Model>
+void check_answer(const Answer& a, const stage_graph& g, const link_costs& L, const Model& model, double t, double opt,
+                  std::size_t& found, std::size_t& refuted) {
+  CHECK(a.found == (opt <= t));
+  if (a.found) {
+    ++found;
+    CHECK(evaluate_flat(g, L, model, std::span<const std::size_t>(a.dev)).objective_ms <= t);
+  } else {
+    ++refuted;
+    CHECK(a.next_lower_bound_ms > t);
+    CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("model forms: a user model of the rings form gets the line ring cover, every target exact against brute force") {
   std::mt19937_64 rng(303);
   std::size_t by_line = 0, found = 0, refuted = 0;
@@ -124,15 +144,7 @@ TEST_CASE("model forms: a user model of the rings form gets the line ring cover,
       REQUIRE(a.completed);
       CHECK(a.oracle == b.search(t).oracle);  // the oracles of the built-in model of the form
       by_line += a.oracle == "line_ring";
-      CHECK(a.found == (opt <= t));
-      if (a.found) {
-        ++found;
-        CHECK(evaluate_flat(g, L, allreduce_cost{}, std::span<const std::size_t>(a.dev)).objective_ms <= t);
-      } else {
-        ++refuted;
-        CHECK(a.next_lower_bound_ms > t);
-        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-      }
+      check_answer(a, g, L, allreduce_cost{}, t, opt, found, refuted);
     }
   }
   CHECK(by_line > 100);
@@ -166,15 +178,7 @@ TEST_CASE("model forms: a user model of the copies form gets the node-group cove
       const auto a = s.search(t);
       REQUIRE(a.completed);
       by_groups += a.oracle == "group_cover";
-      CHECK(a.found == (opt <= t));
-      if (a.found) {
-        ++found;
-        CHECK(evaluate_flat(g, L, p2p_cost{}, std::span<const std::size_t>(a.dev)).objective_ms <= t);
-      } else {
-        ++refuted;
-        CHECK(a.next_lower_bound_ms > t);
-        CHECK(a.next_lower_bound_ms <= opt * (1 + 1e-12));
-      }
+      check_answer(a, g, L, p2p_cost{}, t, opt, found, refuted);
     }
   }
   CHECK(by_groups > 100);

@@ -184,8 +184,9 @@ class bracket_search {
   }
 
   /// The descent target just below the incumbent, else the end game's target at the incumbent
-  /// less ε, else the probe just above the lower end, else the middle of the largest gap between the bracket's ends and the targets being searched
-  /// (docs/mapping.md, "Algorithm 1"); -1 when no gap is wider than ε.
+  /// less ε, else the probe just above the lower end, else the middle of the largest gap between
+  /// the bracket's ends and the targets being searched (docs/mapping.md, "Algorithm 1"); -1 when
+  /// no gap is wider than ε.
   [[nodiscard]] double next_target(bool* is_probe = nullptr) {
     if (is_probe) *is_probe = false;
     const double lo = std::max(t_l_, heuristic_lower_);
