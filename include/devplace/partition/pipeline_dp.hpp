@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "devplace/algorithm/downsets.hpp"
+#include "devplace/config.hpp"
 #include "devplace/dag/op_graph.hpp"
 #include "devplace/partition/result.hpp"
 #include "devplace/partition/topo_dp.hpp"
@@ -287,7 +288,9 @@ inline partition_result pipeline_dp_pass(const op_graph& g, const partition_opti
 /// upwards by 5 % per pass, and finally the fixed-order DP's objective (a feasible partition, so
 /// that pass cannot fail unless the fixed order is infeasible) or no bound at all. The first pass
 /// that finds a partition has found an optimal one: every partition of value <= U was admitted.
-inline partition_result pipeline_dp_core(const op_graph& g, const partition_options& o) {
+/// A template only so that compiled mode compiles it once, in devplace::core (config.hpp).
+template <int = 0>
+partition_result pipeline_dp_core(const op_graph& g, const partition_options& o) {
   const auto start = std::chrono::steady_clock::now();
   partition_result r;
   const std::size_t n = g.num_vertices(), S = o.stages;
@@ -334,6 +337,10 @@ inline partition_result pipeline_dp_core(const op_graph& g, const partition_opti
   r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
+
+#if !DEVPLACE_HEADER_ONLY
+extern template partition_result pipeline_dp_core<0>(const op_graph&, const partition_options&);
+#endif
 
 }  // namespace detail
 

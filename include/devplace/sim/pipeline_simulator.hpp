@@ -471,10 +471,12 @@ inline simulation_result pipeline_sim::events() {
   return out;
 }
 
-/// The non-template core over dense bandwidth (GB/s) and latency (us) matrices and the nodes
-/// (empty: independent links).
-inline simulation_result simulate_core(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
-                                       const simulation_options& o, const network_nodes& net = {}) {
+/// The core over dense bandwidth (GB/s) and latency (us) matrices and the nodes (empty:
+/// independent links); a template only so that compiled mode compiles it once, in
+/// devplace::core (config.hpp).
+template <int = 0>
+simulation_result simulate_core(const pipeline_model& m, const Eigen::MatrixXd& bw, const Eigen::MatrixXd& lat,
+                                const simulation_options& o, const network_nodes& net = {}) {
   const std::size_t D = static_cast<std::size_t>(bw.rows());
   check_pipeline_model(m, D, o.virtual_stages);
   if (o.micro_batches == 0) throw std::invalid_argument("simulate: micro_batches must be >= 1");
@@ -494,6 +496,11 @@ inline simulation_result simulate_core(const pipeline_model& m, const Eigen::Mat
       throw std::invalid_argument("simulate: node " + std::to_string(n) + " needs at least one NIC of bandwidth > 0");
   return pipeline_sim(m, bw, lat, o, net).run();
 }
+
+#if !DEVPLACE_HEADER_ONLY
+extern template simulation_result simulate_core<0>(const pipeline_model&, const Eigen::MatrixXd&, const Eigen::MatrixXd&,
+                                                   const simulation_options&, const network_nodes&);
+#endif
 
 /// The nodes of any `device_topology` (empty when every NIC has infinite bandwidth).
 template <device_topology T>
